@@ -1,0 +1,22 @@
+#pragma once
+/// A 2D vector of doubles in pixels (or pixels per second, …): +x right, +y down, as on a screen.
+
+namespace lockstep {
+
+/// Plain value; every operation is one IEEE add, subtract or multiply per component, so results
+/// are the same bits on every compiler that keeps -ffp-contract=off.
+struct Vec2 {
+  double x = 0.0;
+  double y = 0.0;
+
+  friend constexpr Vec2 operator+(Vec2 a, Vec2 b) { return {a.x + b.x, a.y + b.y}; }
+  friend constexpr Vec2 operator-(Vec2 a, Vec2 b) { return {a.x - b.x, a.y - b.y}; }
+  friend constexpr Vec2 operator*(Vec2 a, double s) { return {a.x * s, a.y * s}; }
+  friend constexpr Vec2 operator*(double s, Vec2 a) { return {a.x * s, a.y * s}; }
+  friend constexpr bool operator==(Vec2 a, Vec2 b) = default;
+};
+
+/// Dot product.
+constexpr double dot(Vec2 a, Vec2 b) { return a.x * b.x + a.y * b.y; }
+
+}  // namespace lockstep

@@ -1,0 +1,188 @@
+#pragma once
+/// The built-in 2D world: circle bodies under gravity and player thrust, Hooke springs, XPBD
+/// distance constraints (ropes), circle–circle contacts found through a uniform grid, and walls.
+/// Units are pixels and seconds, +y down.
+///
+/// Each tick is `substeps` equal substeps of h = 1 / (tick_rate · substeps) seconds. In every
+/// substep, in this order: gravity, player thrust, springs (Hooke, direction frozen at the start
+/// of the substep so each axis sees an affine force), integration with the configured
+/// integrator, rope constraints, contacts, walls; then every body's velocity takes up the
+/// position change the constraints made (v += Δx / h). Drag multiplies velocities once per tick,
+/// inside the last substep's integration.
+///
+/// State is kept as flat arrays (structure of arrays), serialised field by field; the world
+/// satisfies the Simulation concept. Determinism: only + − × / and sqrt on doubles, fixed
+/// iteration orders (bodies by index, grid cells row-major, cell lists by body index).
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <cereal/cereal.hpp>
+
+#include "lockstep/engine/bounded_vector.hpp"
+#include "lockstep/engine/button_input.hpp"
+#include "lockstep/engine/result.hpp"
+#include "lockstep/engine/vec2.hpp"
+#include "lockstep/engine/world_config.hpp"
+
+namespace lockstep {
+
+/// A body's stable id: its index plus one; zero means none.
+struct BodyId {
+  std::uint32_t value = 0;
+  friend constexpr bool operator==(BodyId, BodyId) = default;
+};
+
+/// What a new body starts as. `mass` 0 makes it static (never moves; anchors, pegs);
+/// `radius_px` 0 makes it a point that takes part in no contact.
+struct BodyDef {
+  Vec2 position_px;
+  Vec2 velocity_px_s;
+  double radius_px = 0.0;
+  double mass = 1.0;
+};
+
+/// The physical constants of a running world: the part of WorldConfig the state carries, so a
+/// snapshot alone can continue a session.
+struct WorldParams {
+  std::uint32_t tick_rate_hz = 60;
+  std::uint32_t substeps = 8;
+  Integrator integrator = Integrator::semi_implicit_euler;
+  double gravity_px_s2 = 600.0;
+  double drag_per_tick = 0.995;
+  double thrust_px_s2 = 1500.0;
+  double side_thrust_px_s2 = 900.0;
+  double action_thrust_px_s2 = 2400.0;
+  bool walls = false;        ///< keep bodies inside [min, max]
+  bool contacts = false;     ///< circle–circle contacts
+  Vec2 min_px;               ///< world bounds (walls, and the contact grid's extent)
+  Vec2 max_px;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(CEREAL_NVP(tick_rate_hz), CEREAL_NVP(substeps), CEREAL_NVP(integrator),
+       CEREAL_NVP(gravity_px_s2), CEREAL_NVP(drag_per_tick), CEREAL_NVP(thrust_px_s2),
+       CEREAL_NVP(side_thrust_px_s2), CEREAL_NVP(action_thrust_px_s2), CEREAL_NVP(walls),
+       CEREAL_NVP(contacts), cereal::make_nvp("min_x_px", min_px.x),
+       cereal::make_nvp("min_y_px", min_px.y), cereal::make_nvp("max_x_px", max_px.x),
+       cereal::make_nvp("max_y_px", max_px.y));
+  }
+};
+
+class World {
+ public:
+  using Input = ButtonInput;
+  using Config = WorldConfig;
+  static constexpr std::string_view k_name = "lockstep.world2d";
+
+  /// Positions and velocities beyond these magnitudes count as a blown-up state.
+  static constexpr double k_max_abs_position_px = 1e9;
+  static constexpr double k_max_abs_velocity_px_s = 1e9;
+
+  World() = default;
+
+  /// An empty world with `players` player slots, none attached to a body yet.
+  World(const WorldParams& params, std::uint32_t players);
+
+  /// Builds the configured scene; the seed drives every random choice (radii, jitter).
+  static Result<World> create(const WorldConfig& config, std::uint64_t seed);
+
+  // --- building (scenes use these; so can user code) ---------------------------------------
+  BodyId add_body(const BodyDef& def);
+  /// A Hooke spring between two bodies: force = stiffness · (length − rest_px).
+  void add_spring(BodyId a, BodyId b, double rest_px, double stiffness);
+  /// An XPBD distance constraint (one rope link) between two bodies.
+  void add_link(BodyId a, BodyId b, double length_px, double compliance);
+  /// Makes `player`'s input push `body`.
+  void set_player_body(std::uint32_t player, BodyId body);
+
+  // --- the Simulation concept ---------------------------------------------------------------
+  [[nodiscard]] std::uint32_t players() const {
+    return static_cast<std::uint32_t>(player_body_.size());
+  }
+  /// One tick. Fails, naming the body, when a position or velocity becomes non-finite or
+  /// exceeds the limits above.
+  Status step(std::span<const ButtonInput> inputs);
+  /// Invariants of a loaded state: array sizes agree, indices in range, values finite, params
+  /// in range.
+  [[nodiscard]] Status check() const;
+
+  // --- reading ------------------------------------------------------------------------------
+  [[nodiscard]] std::uint32_t body_count() const {
+    return static_cast<std::uint32_t>(pos_x_.size());
+  }
+  [[nodiscard]] Vec2 position(BodyId body) const;
+  [[nodiscard]] Vec2 velocity(BodyId body) const;
+  [[nodiscard]] double radius(BodyId body) const;
+  [[nodiscard]] BodyId player_body(std::uint32_t player) const;
+  [[nodiscard]] std::uint32_t spring_count() const {
+    return static_cast<std::uint32_t>(spring_a_.size());
+  }
+  [[nodiscard]] std::uint32_t link_count() const {
+    return static_cast<std::uint32_t>(link_a_.size());
+  }
+  [[nodiscard]] const WorldParams& params() const { return params_; }
+
+  /// Overwrites a body's velocity (tools and tests: e.g. a deliberate perturbation).
+  void set_velocity(BodyId body, Vec2 velocity_px_s);
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(cereal::make_nvp("params", params_),
+       cereal::make_nvp("player_body", bounded(player_body_, k_max_players)),
+       cereal::make_nvp("pos_x", bounded(pos_x_, k_max_bodies)),
+       cereal::make_nvp("pos_y", bounded(pos_y_, k_max_bodies)),
+       cereal::make_nvp("vel_x", bounded(vel_x_, k_max_bodies)),
+       cereal::make_nvp("vel_y", bounded(vel_y_, k_max_bodies)),
+       cereal::make_nvp("radius", bounded(radius_, k_max_bodies)),
+       cereal::make_nvp("inv_mass", bounded(inv_mass_, k_max_bodies)),
+       cereal::make_nvp("spring_a", bounded(spring_a_, k_max_bodies)),
+       cereal::make_nvp("spring_b", bounded(spring_b_, k_max_bodies)),
+       cereal::make_nvp("spring_rest", bounded(spring_rest_, k_max_bodies)),
+       cereal::make_nvp("spring_k", bounded(spring_k_, k_max_bodies)),
+       cereal::make_nvp("link_a", bounded(link_a_, k_max_bodies)),
+       cereal::make_nvp("link_b", bounded(link_b_, k_max_bodies)),
+       cereal::make_nvp("link_length", bounded(link_length_, k_max_bodies)),
+       cereal::make_nvp("link_compliance", bounded(link_compliance_, k_max_bodies)));
+    if constexpr (Archive::is_loading::value) mark_derived_stale();
+  }
+
+  /// No body: the player_body entry of a player who pushes nothing.
+  static constexpr std::uint32_t k_no_body = 0xFFFFFFFFu;
+
+ private:
+  template <Integrator I>
+  void integrate(double h, double drag);
+  void accumulate_forces(std::span<const ButtonInput> inputs);
+  void solve_links(double h);
+  void solve_contacts();
+  void solve_walls();
+  void rebuild_grid_shape();
+  void mark_derived_stale() { grid_shape_stale_ = true; }
+  [[nodiscard]] Status check_limits() const;
+
+  // State: everything below up to "derived" is serialised, hashed and snapshotted.
+  WorldParams params_;
+  std::vector<std::uint32_t> player_body_;  ///< body index per player, or k_no_body
+  std::vector<double> pos_x_, pos_y_, vel_x_, vel_y_, radius_, inv_mass_;
+  std::vector<std::uint32_t> spring_a_, spring_b_;
+  std::vector<double> spring_rest_, spring_k_;
+  std::vector<std::uint32_t> link_a_, link_b_;
+  std::vector<double> link_length_, link_compliance_;
+
+  // Derived from the state or rebuilt every substep; never state, never hashed.
+  bool grid_shape_stale_ = true;
+  double cell_size_px_ = 1.0;
+  double inv_cell_size_ = 1.0;
+  std::int32_t grid_cols_ = 1;
+  std::int32_t grid_rows_ = 1;
+  std::vector<std::uint32_t> cell_start_;  ///< counting-sort offsets, cols·rows + 1
+  std::vector<std::uint32_t> cell_items_;  ///< body indices, ascending within each cell
+  std::vector<std::uint32_t> body_cell_;
+  std::vector<double> accel_x_, accel_y_, stiffness_;  ///< per-substep affine force terms
+  std::vector<double> prev_x_, prev_y_;               ///< positions before the constraints
+};
+
+}  // namespace lockstep

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages lockstep needs, and only those that are missing.
+# Safe to run again: when everything is present it does nothing and needs no network.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git python3
+  g++ clang libclang-rt-14-dev   # two compilers for the cross-compiler goldens; libFuzzer and sanitizers
+  libboost-dev                   # Boost.Asio (header-only use)
+  libcereal-dev                  # snapshots and replay keyframes
+  libxxhash-dev                  # XXH3 state hashes
+  catch2                         # tests (v2.13)
+  libcli11-dev                   # command-line parsing
+  libbenchmark-dev               # benchmark program
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "error: missing packages (${missing[*]}); run this script as root to install them" >&2
+  exit 2
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

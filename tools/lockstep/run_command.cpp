@@ -1,0 +1,140 @@
+// `lockstep run`: a headless session of bots, as fast as the machine goes. The last line of
+// stdout is `tick <N> hash <16 hex>`.
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "lockstep/engine/bot.hpp"
+#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/world.hpp"
+#include "progress.hpp"
+
+namespace lockstep::tools {
+namespace {
+
+struct RunOptions {
+  std::string scene = "arena";
+  std::uint64_t ticks = 600;
+  std::uint32_t players = 0;
+  std::uint32_t bodies = 0;
+  std::uint32_t substeps = 0;
+  std::uint64_t seed = 1;
+  std::string integrator;
+  std::string hash_log;
+  bool sync_test = false;
+  CLI::Option* players_option = nullptr;
+  CLI::Option* bodies_option = nullptr;
+  CLI::Option* substeps_option = nullptr;
+};
+
+WorldConfig config_from(const RunOptions& options) {
+  const std::optional<Scene> scene = parse_scene(options.scene);
+  if (!scene) throw CommandError{"unknown scene '" + options.scene + "' (arena, ball or spring)"};
+  WorldConfig config = default_world_config(*scene);
+  if (options.players_option->count() > 0) config.players = options.players;
+  if (options.bodies_option->count() > 0) config.arena.bodies = options.bodies;
+  if (options.substeps_option->count() > 0) config.substeps = options.substeps;
+  if (!options.integrator.empty()) {
+    const std::optional<Integrator> integrator = parse_integrator(options.integrator);
+    if (!integrator) {
+      throw CommandError{"unknown integrator '" + options.integrator +
+                         "' (explicit, semi-implicit, verlet or rk4)"};
+    }
+    config.integrator = *integrator;
+  }
+  Status valid = validate(config);
+  if (!valid) throw CommandError{valid.error().message};
+  return config;
+}
+
+void run(const RunOptions& options, int* exit_code) {
+  const WorldConfig config = config_from(options);
+  std::ofstream hash_log;
+  if (!options.hash_log.empty()) {
+    hash_log.open(options.hash_log, std::ios::out | std::ios::trunc);
+    if (!hash_log) throw CommandError{"cannot write the hash log '" + options.hash_log + "'"};
+  }
+
+  Result<Runner<World>> created = Runner<World>::create(config, options.seed);
+  if (!created) throw CommandError{created.error().message};
+  Runner<World>& runner = created.value();
+  const World& world = runner.simulation();
+
+  std::printf("scene %s: %u bodies, %u springs, %u rope links, %u players (bots), seed %llu\n",
+              std::string(scene_name(config.scene)).c_str(), world.body_count(),
+              world.spring_count(), world.link_count(), config.players,
+              static_cast<unsigned long long>(options.seed));
+  std::printf("stepping %llu ticks at %u Hz, %u substeps, %s integrator%s\n",
+              static_cast<unsigned long long>(options.ticks), config.tick_rate_hz, config.substeps,
+              std::string(integrator_name(config.integrator)).c_str(),
+              options.sync_test ? ", sync test on every tick" : "");
+  std::fflush(stdout);
+
+  std::vector<Bot> bots;
+  for (std::uint32_t p = 0; p < config.players; ++p) bots.emplace_back(options.seed, p);
+  std::vector<ButtonInput> inputs(config.players);
+  if (hash_log) hash_log << 0 << ' ' << hash_hex(runner.hash()) << '\n';
+
+  Progress progress("run", options.ticks);
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t t = 1; t <= options.ticks; ++t) {
+    for (std::uint32_t p = 0; p < config.players; ++p) inputs[p] = bots[p].next();
+    Result<std::uint64_t> hash =
+        options.sync_test ? runner.step_sync_test(inputs) : runner.step(inputs);
+    if (!hash) {
+      progress.finish();
+      throw CommandError{hash.error().message, k_exit_failed};
+    }
+    if (hash_log) hash_log << t << ' ' << hash_hex(hash.value()) << '\n';
+    progress.update(t);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  progress.finish();
+  if (hash_log) {
+    hash_log.flush();
+    if (!hash_log) throw CommandError{"failed writing the hash log '" + options.hash_log + "'"};
+  }
+
+  const double rate = seconds > 0.0 ? static_cast<double>(options.ticks) / seconds : 0.0;
+  std::printf("done in %.3f s: %.0f ticks/s, %.1fx real time\n", seconds, rate,
+              rate / config.tick_rate_hz);
+  std::printf("tick %llu hash %s\n", static_cast<unsigned long long>(runner.tick()),
+              hash_hex(runner.hash()).c_str());
+  *exit_code = k_exit_ok;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Run a headless session of bots and print the final state hash");
+  cmd->add_option("--scene", options->scene, "arena (default), ball or spring")
+      ->check(CLI::IsMember({"arena", "ball", "spring"}));
+  cmd->add_option("--ticks", options->ticks, "Ticks to step (default 600)")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000'000}));
+  options->players_option = cmd->add_option("--players", options->players,
+                                            "Players, each played by a bot (1 to 8)")
+                                ->check(CLI::Range(1u, k_max_players));
+  options->bodies_option =
+      cmd->add_option("--bodies", options->bodies, "Passive circles in the arena (default 1000)")
+          ->check(CLI::Range(0u, k_max_bodies - 2000));
+  options->substeps_option = cmd->add_option("--substeps", options->substeps,
+                                             "Substeps per tick (arena default 8)")
+                                 ->check(CLI::Range(1u, k_max_substeps));
+  cmd->add_option("--seed", options->seed, "Session seed (scene layout and bots; default 1)");
+  cmd->add_option("--integrator", options->integrator,
+                  "explicit, semi-implicit (default), verlet or rk4")
+      ->check(CLI::IsMember({"explicit", "semi-implicit", "verlet", "rk4"}));
+  cmd->add_option("--hash-log", options->hash_log,
+                  "Write '<tick> <hash>' for every tick from 0 to N to this file");
+  cmd->add_flag("--sync-test", options->sync_test,
+                "Every tick: save, step, restore, step again and compare the hashes");
+  cmd->callback([options, exit_code] { run(*options, exit_code); });
+}
+
+}  // namespace lockstep::tools
