@@ -1,0 +1,41 @@
+#pragma once
+// Runs a real program and captures its exit code, stdout and stderr: tests drive the `lockstep`
+// binary as users do, in separate processes.
+
+#include <string>
+#include <vector>
+
+namespace lockstep::testing {
+
+struct ProcessResult {
+  int exit_code = -1;   ///< the exit status, or 128 + signal number
+  std::string out;
+  std::string err;
+
+  /// The last non-empty line of stdout.
+  [[nodiscard]] std::string last_line() const;
+  /// stdout split into lines.
+  [[nodiscard]] std::vector<std::string> lines() const;
+};
+
+/// Runs `program` with `args` (no shell), waits for it, and returns what it printed.
+ProcessResult run_process(const std::string& program, const std::vector<std::string>& args);
+
+/// A fresh, empty temporary directory, removed when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+/// Reads a whole file; empty if it cannot be read.
+std::string read_file(const std::string& path);
+
+}  // namespace lockstep::testing
