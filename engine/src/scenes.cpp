@@ -26,11 +26,15 @@ WorldParams params_from(const WorldConfig& config) {
   return p;
 }
 
-/// Arena extent for `bodies` passive circles when not configured: 16:9, grown in steps of
-/// 16×9 px until a spawn grid over the lower 60% holds every circle. Integer search, no libm.
+/// Arena extent for `bodies` passive circles when not configured: 1280×720 px for every 1,000
+/// circles (constant density, 16:9), never smaller than 1280×720, grown further in steps of
+/// 16×9 px if the spawn grid over the lower 60% would not hold every circle. sqrt is correctly
+/// rounded in IEEE-754, so the extent is the same on every machine.
 Vec2 arena_extent(const ArenaConfig& arena, double spacing) {
   if (arena.width_px > 0.0 && arena.height_px > 0.0) return {arena.width_px, arena.height_px};
-  for (std::uint32_t unit = 80;; unit += 8) {
+  const double scale = std::sqrt(static_cast<double>(arena.bodies) / 1000.0);
+  auto unit = static_cast<std::uint32_t>(std::max(80.0, std::ceil(80.0 * scale)));
+  for (;; ++unit) {
     const double width = 16.0 * unit;
     const double height = 9.0 * unit;
     const auto cols = static_cast<std::uint64_t>(width / spacing) - 1;

@@ -12,6 +12,10 @@ namespace {
 /// The grid never grows beyond this many cells; a sparse world gets bigger cells instead.
 constexpr std::int64_t k_max_grid_cells = 1 << 22;
 
+/// Bodies kept out of the grid for being much larger than the rest are checked pairwise among
+/// themselves; beyond this many the grid simply takes the largest radius instead.
+constexpr std::uint32_t k_max_oversized_bodies = 64;
+
 bool in_range(double value, double limit) { return std::fabs(value) <= limit; }  // false for NaN
 
 }  // namespace
@@ -89,7 +93,7 @@ Status World::step(std::span<const ButtonInput> inputs) {
   if (inputs.size() != player_body_.size()) {
     return fail(inputs.size(), " inputs for ", player_body_.size(), " players");
   }
-  if (grid_shape_stale_) rebuild_grid_shape();
+  if (derived_stale_) rebuild_derived();
 
   const std::uint32_t substeps = params_.substeps;
   const double h = 1.0 / (static_cast<double>(params_.tick_rate_hz) * static_cast<double>(substeps));
@@ -102,54 +106,35 @@ Status World::step(std::span<const ButtonInput> inputs) {
       case Integrator::velocity_verlet: integrate<Integrator::velocity_verlet>(h, drag); break;
       case Integrator::rk4: integrate<Integrator::rk4>(h, drag); break;
     }
-
-    // Constraints move positions; velocities then take up the same change (position-based
-    // dynamics), so a resolved contact or a taut rope also stops the motion into it.
-    prev_x_.assign(pos_x_.begin(), pos_x_.end());
-    prev_y_.assign(pos_y_.begin(), pos_y_.end());
-    solve_links(h);
-    if (params_.contacts) solve_contacts();
-    if (params_.walls) solve_walls();
+    // Constraints move positions, and each move also goes into the velocity as Δx / h
+    // (position-based dynamics), so a resolved contact or a taut rope stops the motion into it.
     const double inv_h = 1.0 / h;
-    const std::size_t n = pos_x_.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      vel_x_[i] += (pos_x_[i] - prev_x_[i]) * inv_h;
-      vel_y_[i] += (pos_y_[i] - prev_y_[i]) * inv_h;
-    }
+    solve_links(h, inv_h);
+    if (params_.contacts) solve_contacts(inv_h);
+    if (params_.walls) solve_walls(inv_h);
   }
   return check_limits();
 }
 
 void World::accumulate_forces(std::span<const ButtonInput> inputs) {
-  // Only players' bodies and spring ends carry a force term; every other entry stays zero.
-  for (std::uint32_t body : player_body_) {
-    if (body == k_no_body) continue;
-    accel_x_[body] = 0.0;
-    accel_y_[body] = 0.0;
-    stiffness_[body] = 0.0;
-  }
-  const std::size_t springs = spring_a_.size();
-  for (std::size_t s = 0; s < springs; ++s) {
-    for (std::uint32_t body : {spring_a_[s], spring_b_[s]}) {
-      accel_x_[body] = 0.0;
-      accel_y_[body] = 0.0;
-      stiffness_[body] = 0.0;
-    }
-  }
-
+  // Only players' bodies and spring ends carry a force beyond gravity; their affine terms live
+  // in a short list rather than in per-body arrays, which keeps big worlds in the cache.
+  std::fill(forced_terms_.begin(), forced_terms_.end(), AffineAccel{});
   for (std::size_t p = 0; p < player_body_.size(); ++p) {
-    const std::uint32_t body = player_body_[p];
-    if (body == k_no_body) continue;
+    const std::uint32_t slot = player_slot_[p];
+    if (slot == k_no_body) continue;
     const ButtonInput in = inputs[p];
-    if (in.up()) accel_y_[body] -= params_.thrust_px_s2;
-    if (in.action()) accel_y_[body] += params_.action_thrust_px_s2;
-    if (in.left()) accel_x_[body] -= params_.side_thrust_px_s2;
-    if (in.right()) accel_x_[body] += params_.side_thrust_px_s2;
+    AffineAccel& term = forced_terms_[slot];
+    if (in.up()) term.y -= params_.thrust_px_s2;
+    if (in.action()) term.y += params_.action_thrust_px_s2;
+    if (in.left()) term.x -= params_.side_thrust_px_s2;
+    if (in.right()) term.x += params_.side_thrust_px_s2;
   }
 
   // Hooke: on body a, force k·(|d| − L)·(−u) with d = a − b = |d|·u. With u frozen for the
   // substep, the acceleration on each axis is affine in the body's own coordinate:
   // a(x) = (k/m)·(x_b + L·u − x), i.e. constant (k/m)·(x_b + L·u) minus stiffness (k/m) times x.
+  const std::size_t springs = spring_a_.size();
   for (std::size_t s = 0; s < springs; ++s) {
     const std::uint32_t a = spring_a_[s];
     const std::uint32_t b = spring_b_[s];
@@ -165,27 +150,46 @@ void World::accumulate_forces(std::span<const ButtonInput> inputs) {
     const double rest = spring_rest_[s];
     const double k_a = spring_k_[s] * inv_mass_[a];
     const double k_b = spring_k_[s] * inv_mass_[b];
-    accel_x_[a] += k_a * (pos_x_[b] + rest * ux);
-    accel_y_[a] += k_a * (pos_y_[b] + rest * uy);
-    stiffness_[a] += k_a;
-    accel_x_[b] += k_b * (pos_x_[a] - rest * ux);
-    accel_y_[b] += k_b * (pos_y_[a] - rest * uy);
-    stiffness_[b] += k_b;
+    AffineAccel& term_a = forced_terms_[spring_slot_[2 * s]];
+    AffineAccel& term_b = forced_terms_[spring_slot_[2 * s + 1]];
+    term_a.x += k_a * (pos_x_[b] + rest * ux);
+    term_a.y += k_a * (pos_y_[b] + rest * uy);
+    term_a.stiffness += k_a;
+    term_b.x += k_b * (pos_x_[a] - rest * ux);
+    term_b.y += k_b * (pos_y_[a] - rest * uy);
+    term_b.stiffness += k_b;
   }
 }
 
 template <Integrator I>
 void World::integrate(double h, double drag) {
   const double gravity = params_.gravity_px_s2;
+  // Remember where the forced bodies start, integrate everyone under gravity alone, then redo
+  // the forced few from their start with their full acceleration.
+  for (std::size_t f = 0; f < forced_.size(); ++f) {
+    const std::uint32_t i = forced_[f];
+    forced_start_[f] = {{pos_x_[i], pos_y_[i]}, {vel_x_[i], vel_y_[i]}};
+  }
   const std::size_t n = pos_x_.size();
   for (std::size_t i = 0; i < n; ++i) {
     if (inv_mass_[i] == 0.0) continue;
-    const double k = stiffness_[i];
-    const double cx = accel_x_[i];
-    const double cy = gravity + accel_y_[i];
-    const AxisState x = step_axis<I>({pos_x_[i], vel_x_[i]},
+    const AxisState x = step_axis<I>({pos_x_[i], vel_x_[i]}, constant_accel(0.0), h, drag);
+    const AxisState y = step_axis<I>({pos_y_[i], vel_y_[i]}, constant_accel(gravity), h, drag);
+    pos_x_[i] = x.x;
+    vel_x_[i] = x.v;
+    pos_y_[i] = y.x;
+    vel_y_[i] = y.v;
+  }
+  for (std::size_t f = 0; f < forced_.size(); ++f) {
+    const std::uint32_t i = forced_[f];
+    if (inv_mass_[i] == 0.0) continue;
+    const BodyState start = forced_start_[f];
+    const double k = forced_terms_[f].stiffness;
+    const double cx = forced_terms_[f].x;
+    const double cy = gravity + forced_terms_[f].y;
+    const AxisState x = step_axis<I>({start.pos.x, start.vel.x},
                                      [cx, k](double p, double) { return cx - k * p; }, h, drag);
-    const AxisState y = step_axis<I>({pos_y_[i], vel_y_[i]},
+    const AxisState y = step_axis<I>({start.pos.y, start.vel.y},
                                      [cy, k](double p, double) { return cy - k * p; }, h, drag);
     pos_x_[i] = x.x;
     vel_x_[i] = x.v;
@@ -194,7 +198,7 @@ void World::integrate(double h, double drag) {
   }
 }
 
-void World::solve_links(double h) {
+void World::solve_links(double h, double inv_h) {
   // One XPBD iteration per substep (small steps beat many iterations), links in index order.
   const double inv_h2 = 1.0 / (h * h);
   const std::size_t links = link_a_.size();
@@ -212,136 +216,257 @@ void World::solve_links(double h) {
     const double lambda = (link_length_[l] - length) / denominator;
     const double nx = dx / length;
     const double ny = dy / length;
-    pos_x_[a] += wa * lambda * nx;
-    pos_y_[a] += wa * lambda * ny;
-    pos_x_[b] -= wb * lambda * nx;
-    pos_y_[b] -= wb * lambda * ny;
+    move(a, wa * lambda * nx, wa * lambda * ny, inv_h);
+    move(b, -wb * lambda * nx, -wb * lambda * ny, inv_h);
   }
 }
 
-void World::rebuild_grid_shape() {
+void World::rebuild_derived() {
   const std::size_t n = pos_x_.size();
+
+  // Bodies with a force beyond gravity: players' bodies and spring ends, ascending, once each.
+  forced_.clear();
+  for (std::uint32_t body : player_body_) {
+    if (body != k_no_body) forced_.push_back(body);
+  }
+  forced_.insert(forced_.end(), spring_a_.begin(), spring_a_.end());
+  forced_.insert(forced_.end(), spring_b_.begin(), spring_b_.end());
+  std::sort(forced_.begin(), forced_.end());
+  forced_.erase(std::unique(forced_.begin(), forced_.end()), forced_.end());
+  auto slot_of = [this](std::uint32_t body) {
+    return static_cast<std::uint32_t>(std::lower_bound(forced_.begin(), forced_.end(), body) -
+                                      forced_.begin());
+  };
+  player_slot_.clear();
+  for (std::uint32_t body : player_body_) player_slot_.push_back(body == k_no_body ? k_no_body : slot_of(body));
+  spring_slot_.clear();
+  for (std::size_t s = 0; s < spring_a_.size(); ++s) {
+    spring_slot_.push_back(slot_of(spring_a_[s]));
+    spring_slot_.push_back(slot_of(spring_b_[s]));
+  }
+  forced_terms_.assign(forced_.size(), AffineAccel{});
+  forced_start_.assign(forced_.size(), BodyState{});
+
+  // The cell is one diameter of the largest *ordinary* body, so touching ordinary circles lie in
+  // the same or neighbouring cells. Bodies much larger than the mean (players, boulders) would
+  // inflate every cell; they are kept out of the grid and checked against the cells they cover.
+  double radius_sum = 0.0;
+  std::uint32_t with_radius = 0;
   double max_radius = 0.0;
-  for (double r : radius_) max_radius = std::max(max_radius, r);
-  // Any two touching circles lie in the same or neighbouring cells when a cell is a diameter.
-  double cell = max_radius > 0.0 ? 2.0 * max_radius : 1.0;
+  for (double r : radius_) {
+    if (r <= 0.0) continue;
+    radius_sum += r;
+    ++with_radius;
+    max_radius = std::max(max_radius, r);
+  }
+  const double ordinary_limit = with_radius > 0 ? 2.0 * radius_sum / with_radius : 0.0;
+  double ordinary_max = 0.0;
+  std::uint32_t oversized = 0;
+  for (double r : radius_) {
+    if (r <= 0.0) continue;
+    if (r <= ordinary_limit) {
+      ordinary_max = std::max(ordinary_max, r);
+    } else {
+      ++oversized;
+    }
+  }
+  if (oversized > k_max_oversized_bodies) ordinary_max = max_radius;  // too many: plain grid
+  oversized_.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (radius_[i] > ordinary_max) oversized_.push_back(static_cast<std::uint32_t>(i));
+  }
+
+  double cell = ordinary_max > 0.0 ? 2.0 * ordinary_max : 1.0;
   const double width = std::max(params_.max_px.x - params_.min_px.x, cell);
   const double height = std::max(params_.max_px.y - params_.min_px.y, cell);
   auto cells_along = [](double extent, double size) {
     return static_cast<std::int64_t>(std::ceil(extent / size));
   };
   while (cells_along(width, cell) * cells_along(height, cell) > k_max_grid_cells) cell *= 2.0;
-  cell_size_px_ = cell;
   inv_cell_size_ = 1.0 / cell;
+  ordinary_max_radius_ = ordinary_max;
   grid_cols_ = static_cast<std::int32_t>(cells_along(width, cell));
   grid_rows_ = static_cast<std::int32_t>(cells_along(height, cell));
-  cell_start_.assign(static_cast<std::size_t>(grid_cols_) * static_cast<std::size_t>(grid_rows_) + 1, 0);
+  const std::int64_t bands = (grid_cols_ + k_band_cols - 1) / k_band_cols;
+  cell_start_.assign(static_cast<std::size_t>(bands * k_band_cols * grid_rows_) + 1, 0);
   cell_items_.assign(n, 0);
   body_cell_.assign(n, 0);
-  accel_x_.assign(n, 0.0);
-  accel_y_.assign(n, 0.0);
-  stiffness_.assign(n, 0.0);
-  prev_x_.assign(n, 0.0);
-  prev_y_.assign(n, 0.0);
-  grid_shape_stale_ = false;
+  sorted_.assign(n, ContactBody{});
+  derived_stale_ = false;
 }
 
-void World::solve_contacts() {
+namespace {
+
+/// Pushes two overlapping circles apart along the line between their centres, in proportion to
+/// their inverse masses (position-based contact). Generic over the body's form so the same code
+/// serves the cell-sorted copies and the world's own arrays.
+inline void resolve_contact(World::ContactBody& a, World::ContactBody& b) {
+  const double dx = b.x - a.x;
+  const double dy = b.y - a.y;
+  const double reach = a.radius + b.radius;
+  const double d2 = dx * dx + dy * dy;
+  if (d2 >= reach * reach) return;
+  const double wi = a.inv_mass;
+  const double wj = b.inv_mass;
+  const double w = wi + wj;
+  if (w == 0.0) return;
+  double nx = 0.0;
+  double ny = 1.0;  // exactly coincident centres: separate vertically, j below i
+  double distance = 0.0;
+  if (d2 > 0.0) {
+    distance = std::sqrt(d2);
+    nx = dx / distance;
+    ny = dy / distance;
+  }
+  const double push = (reach - distance) / w;
+  a.x -= nx * push * wi;
+  a.y -= ny * push * wi;
+  b.x += nx * push * wj;
+  b.y += ny * push * wj;
+}
+
+
+}  // namespace
+
+void World::solve_contacts(double inv_h) {
   const std::size_t n = pos_x_.size();
   const std::size_t cells = cell_start_.size() - 1;
+  const auto outside = static_cast<std::uint32_t>(cells);
   const double cols_max = static_cast<double>(grid_cols_ - 1);
   const double rows_max = static_cast<double>(grid_rows_ - 1);
+  auto cell_coordinate = [](double f, double max) {
+    // Clamped to the grid before the cast; NaN goes to 0 rather than undefined behaviour.
+    return static_cast<std::int32_t>(!(f >= 0.0) ? 0.0 : std::min(f, max));
+  };
 
-  // Counting sort of bodies into cells, filled in body order so each cell lists ascending ids.
-  // A coordinate outside the grid (or not a number) is clamped to the edge before the cast.
+  // Counting sort of ordinary bodies into cells, filled in body order so each cell lists
+  // ascending ids.
   std::fill(cell_start_.begin(), cell_start_.end(), 0u);
   for (std::size_t i = 0; i < n; ++i) {
-    if (radius_[i] <= 0.0) {
-      body_cell_[i] = static_cast<std::uint32_t>(cells);
+    if (radius_[i] <= 0.0 || radius_[i] > ordinary_max_radius_) {
+      body_cell_[i] = outside;
       continue;
     }
-    double fx = (pos_x_[i] - params_.min_px.x) * inv_cell_size_;
-    double fy = (pos_y_[i] - params_.min_px.y) * inv_cell_size_;
-    fx = !(fx >= 0.0) ? 0.0 : std::min(fx, cols_max);
-    fy = !(fy >= 0.0) ? 0.0 : std::min(fy, rows_max);
-    const auto cell = static_cast<std::uint32_t>(static_cast<std::int32_t>(fy) * grid_cols_ +
-                                                 static_cast<std::int32_t>(fx));
+    const std::int32_t cx = cell_coordinate((pos_x_[i] - params_.min_px.x) * inv_cell_size_, cols_max);
+    const std::int32_t cy = cell_coordinate((pos_y_[i] - params_.min_px.y) * inv_cell_size_, rows_max);
+    const std::uint32_t cell = cell_index(cx, cy);
     body_cell_[i] = cell;
     ++cell_start_[cell + 1];
   }
   for (std::size_t c = 1; c <= cells; ++c) cell_start_[c] += cell_start_[c - 1];
-  {
-    // cell_start_[c] is the running insertion point while filling; shifted back afterwards.
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint32_t cell = body_cell_[i];
-      if (cell == cells) continue;
-      cell_items_[cell_start_[cell]++] = static_cast<std::uint32_t>(i);
-    }
-    for (std::size_t c = cells; c > 0; --c) cell_start_[c] = cell_start_[c - 1];
-    cell_start_[0] = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t cell = body_cell_[i];
+    if (cell == outside) continue;
+    cell_items_[cell_start_[cell]++] = static_cast<std::uint32_t>(i);
+  }
+  for (std::size_t c = cells; c > 0; --c) cell_start_[c] = cell_start_[c - 1];
+  cell_start_[0] = 0;
+  const std::uint32_t sorted = cell_start_[cells];
+
+  // Work on copies in cell order: neighbours in space are neighbours in memory, which is what
+  // keeps large worlds from paying a cache miss per candidate pair. The sequence of pair
+  // resolutions, and so every bit of the result, is the same as working in place.
+  ContactBody* bodies = sorted_.data();
+  for (std::uint32_t k = 0; k < sorted; ++k) {
+    const std::uint32_t body = cell_items_[k];
+    bodies[k] = {pos_x_[body], pos_y_[body], radius_[body], inv_mass_[body]};
   }
 
-  auto resolve = [this](std::uint32_t i, std::uint32_t j) {
-    const double dx = pos_x_[j] - pos_x_[i];
-    const double dy = pos_y_[j] - pos_y_[i];
-    const double reach = radius_[i] + radius_[j];
-    const double d2 = dx * dx + dy * dy;
-    if (d2 >= reach * reach) return;
-    const double wi = inv_mass_[i];
-    const double wj = inv_mass_[j];
-    const double w = wi + wj;
-    if (w == 0.0) return;
-    double nx = 0.0;
-    double ny = 1.0;  // exactly coincident centres: separate vertically, j below i
-    double distance = 0.0;
-    if (d2 > 0.0) {
-      distance = std::sqrt(d2);
-      nx = dx / distance;
-      ny = dy / distance;
-    }
-    const double push = (reach - distance) / w;
-    pos_x_[i] -= nx * push * wi;
-    pos_y_[i] -= ny * push * wi;
-    pos_x_[j] += nx * push * wj;
-    pos_y_[j] += ny * push * wj;
+  // Candidates: every pair in a cell, and with the four neighbours ahead (E, SW, S, SE), so
+  // each neighbouring pair is visited once, in cell index order (band by band, row by row).
+  // Overlap is tested on the positions as they stand now, without a branch: most candidates do
+  // not touch, and a mispredicted branch per candidate costs more than the test.
+  std::uint32_t touching = 0;
+  auto candidate = [&](std::uint32_t a, std::uint32_t b) {
+    contact_pairs_[touching] = {a, b};
+    const double dx = bodies[b].x - bodies[a].x;
+    const double dy = bodies[b].y - bodies[a].y;
+    const double reach = bodies[a].radius + bodies[b].radius;
+    touching += static_cast<std::uint32_t>(dx * dx + dy * dy < reach * reach);
   };
-
-  // Gauss–Seidel over cells in row-major order: pairs inside a cell, then with the four
-  // neighbours ahead (E, SW, S, SE), so every neighbouring pair is visited exactly once.
-  for (std::int32_t row = 0; row < grid_rows_; ++row) {
-    for (std::int32_t col = 0; col < grid_cols_; ++col) {
-      const auto cell = static_cast<std::size_t>(row * grid_cols_ + col);
-      const std::uint32_t begin = cell_start_[cell];
-      const std::uint32_t end = cell_start_[cell + 1];
-      if (begin == end) continue;
-      for (std::uint32_t a = begin; a < end; ++a) {
-        for (std::uint32_t b = a + 1; b < end; ++b) resolve(cell_items_[a], cell_items_[b]);
-      }
-      constexpr std::int32_t k_ahead[4][2] = {{1, 0}, {-1, 1}, {0, 1}, {1, 1}};
-      for (const auto& offset : k_ahead) {
-        const std::int32_t c2 = col + offset[0];
-        const std::int32_t r2 = row + offset[1];
-        if (c2 < 0 || c2 >= grid_cols_ || r2 >= grid_rows_) continue;
-        const auto other = static_cast<std::size_t>(r2 * grid_cols_ + c2);
-        const std::uint32_t other_begin = cell_start_[other];
-        const std::uint32_t other_end = cell_start_[other + 1];
+  constexpr std::int32_t k_ahead[4][2] = {{1, 0}, {-1, 1}, {0, 1}, {1, 1}};
+  for (std::int32_t band_start = 0; band_start < grid_cols_; band_start += k_band_cols) {
+    const std::int32_t band_end = std::min(band_start + k_band_cols, grid_cols_);
+    for (std::int32_t row = 0; row < grid_rows_; ++row) {
+      for (std::int32_t col = band_start; col < band_end; ++col) {
+        const std::uint32_t cell = cell_index(col, row);
+        const std::uint32_t begin = cell_start_[cell];
+        const std::uint32_t end = cell_start_[cell + 1];
+        if (begin == end) continue;
+        std::uint32_t others[4][2] = {};
+        std::size_t most = static_cast<std::size_t>(end - begin) * (end - begin);
+        for (std::size_t o = 0; o < 4; ++o) {
+          const std::int32_t c2 = col + k_ahead[o][0];
+          const std::int32_t r2 = row + k_ahead[o][1];
+          if (c2 < 0 || c2 >= grid_cols_ || r2 >= grid_rows_) continue;
+          const std::uint32_t other = cell_index(c2, r2);
+          others[o][0] = cell_start_[other];
+          others[o][1] = cell_start_[other + 1];
+          most += static_cast<std::size_t>(end - begin) * (others[o][1] - others[o][0]);
+        }
+        if (touching + most > contact_pairs_.size()) {
+          contact_pairs_.resize(std::max(2 * contact_pairs_.size(), touching + most));
+        }
         for (std::uint32_t a = begin; a < end; ++a) {
-          for (std::uint32_t b = other_begin; b < other_end; ++b) {
-            resolve(cell_items_[a], cell_items_[b]);
+          for (std::uint32_t b = a + 1; b < end; ++b) candidate(a, b);
+        }
+        for (const auto& other : others) {
+          for (std::uint32_t a = begin; a < end; ++a) {
+            for (std::uint32_t b = other[0]; b < other[1]; ++b) candidate(a, b);
           }
         }
       }
     }
   }
+  // Gauss–Seidel over the touching pairs in the order found; each is re-tested on the positions
+  // as earlier pairs left them.
+  for (std::uint32_t p = 0; p < touching; ++p) {
+    resolve_contact(bodies[contact_pairs_[p].a], bodies[contact_pairs_[p].b]);
+  }
+  for (std::uint32_t k = 0; k < sorted; ++k) {
+    const std::uint32_t body = cell_items_[k];
+    move(body, bodies[k].x - pos_x_[body], bodies[k].y - pos_y_[body], inv_h);
+  }
+
+  // Oversized bodies, in id order: against every ordinary body in the cells their reach covers
+  // (row-major), then against each other.
+  // Oversized bodies, in id order: against every ordinary body in the cells their reach covers
+  // (in cell order), then against each other.
+  auto resolve_in_place = [this, inv_h](std::uint32_t i, std::uint32_t j) {
+    ContactBody a{pos_x_[i], pos_y_[i], radius_[i], inv_mass_[i]};
+    ContactBody b{pos_x_[j], pos_y_[j], radius_[j], inv_mass_[j]};
+    resolve_contact(a, b);
+    move(i, a.x - pos_x_[i], a.y - pos_y_[i], inv_h);
+    move(j, b.x - pos_x_[j], b.y - pos_y_[j], inv_h);
+  };
+  for (std::uint32_t big : oversized_) {
+    const double reach = radius_[big] + ordinary_max_radius_;
+    const std::int32_t c0 = cell_coordinate((pos_x_[big] - reach - params_.min_px.x) * inv_cell_size_, cols_max);
+    const std::int32_t c1 = cell_coordinate((pos_x_[big] + reach - params_.min_px.x) * inv_cell_size_, cols_max);
+    const std::int32_t r0 = cell_coordinate((pos_y_[big] - reach - params_.min_px.y) * inv_cell_size_, rows_max);
+    const std::int32_t r1 = cell_coordinate((pos_y_[big] + reach - params_.min_px.y) * inv_cell_size_, rows_max);
+    for (std::int32_t row = r0; row <= r1; ++row) {
+      for (std::int32_t col = c0; col <= c1; ++col) {
+        const std::uint32_t cell = cell_index(col, row);
+        for (std::uint32_t k = cell_start_[cell]; k < cell_start_[cell + 1]; ++k) {
+          resolve_in_place(big, cell_items_[k]);
+        }
+      }
+    }
+  }
+  for (std::size_t a = 0; a < oversized_.size(); ++a) {
+    for (std::size_t b = a + 1; b < oversized_.size(); ++b) resolve_in_place(oversized_[a], oversized_[b]);
+  }
 }
 
-void World::solve_walls() {
+void World::solve_walls(double inv_h) {
   const std::size_t n = pos_x_.size();
   for (std::size_t i = 0; i < n; ++i) {
     if (inv_mass_[i] == 0.0) continue;
     const double r = radius_[i];
-    pos_x_[i] = std::clamp(pos_x_[i], params_.min_px.x + r, params_.max_px.x - r);
-    pos_y_[i] = std::clamp(pos_y_[i], params_.min_px.y + r, params_.max_px.y - r);
+    const double x = std::clamp(pos_x_[i], params_.min_px.x + r, params_.max_px.x - r);
+    const double y = std::clamp(pos_y_[i], params_.min_px.y + r, params_.max_px.y - r);
+    if (x != pos_x_[i] || y != pos_y_[i]) move(static_cast<std::uint32_t>(i), x - pos_x_[i], y - pos_y_[i], inv_h);
   }
 }
 

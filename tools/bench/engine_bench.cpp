@@ -1,1 +1,108 @@
-int main() { return 0; }
+// Engine figures: ticks per second for the arena, the per-tick hash next to raw XXH3 over the
+// same bytes, and snapshot save/restore next to a plain copy of the same bytes. Timings live
+// here and in the README, never in tests.
+
+#include <benchmark/benchmark.h>
+#include <xxhash.h>
+
+#include <cstring>
+#include <vector>
+
+#include "lockstep/engine/bot.hpp"
+#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/world.hpp"
+
+using namespace lockstep;
+
+namespace {
+
+/// An arena with `bodies` passive circles after 600 ticks (10 s) of bot play, when the pile has
+/// settled whatever its size, so every size is measured in the same phase of the session.
+struct Arena {
+  explicit Arena(std::uint32_t bodies) {
+    WorldConfig config = default_world_config(Scene::arena);
+    config.arena.bodies = bodies;
+    Result<Runner<World>> created = Runner<World>::create(config, 1);
+    runner = std::make_unique<Runner<World>>(std::move(created).value());
+    for (std::uint32_t p = 0; p < config.players; ++p) bots.emplace_back(1, p);
+    inputs.resize(config.players);
+    for (int t = 0; t < 600; ++t) step();
+  }
+  void step() {
+    for (std::size_t p = 0; p < bots.size(); ++p) inputs[p] = bots[p].next();
+    benchmark::DoNotOptimize(runner->step(inputs).value());
+  }
+  std::unique_ptr<Runner<World>> runner;
+  std::vector<Bot> bots;
+  std::vector<ButtonInput> inputs;
+};
+
+void BM_ArenaTick(benchmark::State& state) {
+  Arena arena(static_cast<std::uint32_t>(state.range(0)));
+  for (auto _ : state) arena.step();
+  state.SetItemsProcessed(state.iterations());
+  state.counters["ticks/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
+                                                 benchmark::Counter::kIsRate);
+}
+// The same 600 ticks (10 to 20 s of the session) at every size.
+BENCHMARK(BM_ArenaTick)->Arg(1000)->Arg(10000)->Iterations(600)->Unit(benchmark::kMicrosecond);
+
+void BM_StateHash(benchmark::State& state) {
+  Arena arena(static_cast<std::uint32_t>(state.range(0)));
+  Xxh3Sink sink;
+  const std::uint64_t tick = arena.runner->tick();
+  const World& world = arena.runner->simulation();
+  const std::size_t bytes = canonical_bytes(tick, world).size();
+  for (auto _ : state) benchmark::DoNotOptimize(canonical_hash(sink, tick, world));
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
+  state.counters["bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_StateHash)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+void BM_RawXxh3(benchmark::State& state) {
+  Arena arena(static_cast<std::uint32_t>(state.range(0)));
+  const std::vector<std::byte> bytes = canonical_bytes(arena.runner->tick(), arena.runner->simulation());
+  for (auto _ : state) benchmark::DoNotOptimize(XXH3_64bits(bytes.data(), bytes.size()));
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes.size()));
+  state.counters["bytes"] = static_cast<double>(bytes.size());
+}
+BENCHMARK(BM_RawXxh3)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+void BM_SnapshotSave(benchmark::State& state) {
+  Arena arena(static_cast<std::uint32_t>(state.range(0)));
+  std::vector<std::byte> out;
+  arena.runner->save_into(out);
+  for (auto _ : state) {
+    arena.runner->save_into(out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(out.size()));
+}
+BENCHMARK(BM_SnapshotSave)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+void BM_SnapshotRestore(benchmark::State& state) {
+  Arena arena(static_cast<std::uint32_t>(state.range(0)));
+  const Snapshot snapshot = arena.runner->save();
+  for (auto _ : state) {
+    Status status = arena.runner->restore(snapshot.bytes);
+    benchmark::DoNotOptimize(status.ok());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(snapshot.bytes.size()));
+}
+BENCHMARK(BM_SnapshotRestore)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+void BM_PlainCopy(benchmark::State& state) {
+  Arena arena(static_cast<std::uint32_t>(state.range(0)));
+  const Snapshot snapshot = arena.runner->save();
+  std::vector<std::byte> copy(snapshot.bytes.size());
+  for (auto _ : state) {
+    std::memcpy(copy.data(), snapshot.bytes.data(), snapshot.bytes.size());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(snapshot.bytes.size()));
+}
+BENCHMARK(BM_PlainCopy)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

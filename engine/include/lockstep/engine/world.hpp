@@ -23,6 +23,7 @@
 
 #include "lockstep/engine/bounded_vector.hpp"
 #include "lockstep/engine/button_input.hpp"
+#include "lockstep/engine/integrator.hpp"
 #include "lockstep/engine/result.hpp"
 #include "lockstep/engine/vec2.hpp"
 #include "lockstep/engine/world_config.hpp"
@@ -152,16 +153,38 @@ class World {
   /// No body: the player_body entry of a player who pushes nothing.
   static constexpr std::uint32_t k_no_body = 0xFFFFFFFFu;
 
+ /// A body as the contact solver sees it (public only so the solver's helpers can name it).
+  struct ContactBody {
+    double x, y, radius, inv_mass;
+  };
+
  private:
   template <Integrator I>
   void integrate(double h, double drag);
   void accumulate_forces(std::span<const ButtonInput> inputs);
-  void solve_links(double h);
-  void solve_contacts();
-  void solve_walls();
-  void rebuild_grid_shape();
-  void mark_derived_stale() { grid_shape_stale_ = true; }
+  void solve_links(double h, double inv_h);
+  void solve_contacts(double inv_h);
+  void solve_walls(double inv_h);
+  void rebuild_derived();
+  void mark_derived_stale() { derived_stale_ = true; }
   [[nodiscard]] Status check_limits() const;
+
+  /// Moves body i by (dx, dy) and puts the same move into its velocity as (dx, dy) / h.
+  void move(std::uint32_t i, double dx, double dy, double inv_h) {
+    pos_x_[i] += dx;
+    pos_y_[i] += dy;
+    vel_x_[i] += dx * inv_h;
+    vel_y_[i] += dy * inv_h;
+  }
+
+  /// Cells are numbered band by band (k_band_cols columns wide), row by row within a band, so
+  /// that the contact sweep walks memory in order and its working set stays small however wide
+  /// the world is.
+  static constexpr std::int32_t k_band_cols = 16;
+  [[nodiscard]] std::uint32_t cell_index(std::int32_t col, std::int32_t row) const {
+    const std::int32_t band = col / k_band_cols;
+    return static_cast<std::uint32_t>((band * grid_rows_ + row) * k_band_cols + col % k_band_cols);
+  }
 
   // State: everything below up to "derived" is serialised, hashed and snapshotted.
   WorldParams params_;
@@ -173,16 +196,28 @@ class World {
   std::vector<double> link_length_, link_compliance_;
 
   // Derived from the state or rebuilt every substep; never state, never hashed.
-  bool grid_shape_stale_ = true;
-  double cell_size_px_ = 1.0;
+  struct AffineAccel {
+    double x = 0.0, y = 0.0, stiffness = 0.0;  ///< a(p) = (x, y) − stiffness·p, beyond gravity
+  };
+  bool derived_stale_ = true;
+  std::vector<std::uint32_t> forced_;        ///< bodies with a force beyond gravity, ascending
+  std::vector<std::uint32_t> player_slot_;   ///< per player: index into forced_, or k_no_body
+  std::vector<std::uint32_t> spring_slot_;   ///< per spring: forced_ indices of its two ends
+  std::vector<AffineAccel> forced_terms_;
+  std::vector<BodyState> forced_start_;
   double inv_cell_size_ = 1.0;
+  double ordinary_max_radius_ = 0.0;       ///< bodies above this radius stay out of the grid
   std::int32_t grid_cols_ = 1;
   std::int32_t grid_rows_ = 1;
-  std::vector<std::uint32_t> cell_start_;  ///< counting-sort offsets, cols·rows + 1
+  std::vector<std::uint32_t> oversized_;   ///< body indices too large for the grid, ascending
+  std::vector<std::uint32_t> cell_start_;  ///< counting-sort offsets, one per cell + 1
   std::vector<std::uint32_t> cell_items_;  ///< body indices, ascending within each cell
   std::vector<std::uint32_t> body_cell_;
-  std::vector<double> accel_x_, accel_y_, stiffness_;  ///< per-substep affine force terms
-  std::vector<double> prev_x_, prev_y_;               ///< positions before the constraints
+  std::vector<ContactBody> sorted_;        ///< ordinary bodies in cell order, for the contacts
+  struct ContactPair {
+    std::uint32_t a, b;                    ///< indices into sorted_
+  };
+  std::vector<ContactPair> contact_pairs_;
 };
 
 }  // namespace lockstep
