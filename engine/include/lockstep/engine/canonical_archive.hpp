@@ -126,10 +126,9 @@ class CanonicalInputArchive
   void read_value(T& value) {
     detail::check_canonical_type<T>();
     const std::byte* in = take(sizeof(T));
-    decltype(detail::to_bits(T{})) bits = 0;
-    for (std::size_t i = sizeof(T); i-- > 0;) {
-      bits = static_cast<decltype(bits)>((bits << 8) | std::to_integer<unsigned>(in[i]));
-    }
+    std::uint64_t wide = 0;
+    for (std::size_t i = sizeof(T); i-- > 0;) wide = (wide << 8) | std::to_integer<std::uint64_t>(in[i]);
+    const auto bits = static_cast<decltype(detail::to_bits(T{}))>(wide);
     if constexpr (std::is_same_v<T, bool>) {
       if (bits > 1) throw cereal::Exception("a boolean byte is neither 0 nor 1");
       value = bits == 1;
