@@ -184,12 +184,12 @@ Status validate(const WorldConfig& c) {
         a.bodies + extra > k_max_bodies) {
       return fail("arena has too many bodies (at most ", k_max_bodies, " in all)");
     }
-    if (!(finite_in(a.min_radius_px, 0.5, 1000.0) && finite_in(a.max_radius_px, a.min_radius_px, 1000.0))) {
-      return fail("passive radii must satisfy 0.5 ≤ min ≤ max ≤ 1000 px");
+    if (!(finite_in(a.min_radius_px, 0.5, 100.0) && finite_in(a.max_radius_px, a.min_radius_px, 100.0))) {
+      return fail("passive radii must satisfy 0.5 ≤ min ≤ max ≤ 100 px");
     }
-    if (!finite_in(a.player_radius_px, 0.5, 1000.0) || !finite_in(a.link_radius_px, 0.5, 1000.0) ||
-        !finite_in(a.link_length_px, 0.5, 1000.0)) {
-      return fail("player and rope sizes must be 0.5 to 1000 px");
+    if (!finite_in(a.player_radius_px, 0.5, 100.0) || !finite_in(a.link_radius_px, 0.5, 100.0) ||
+        !finite_in(a.link_length_px, 0.5, 100.0)) {
+      return fail("player and rope sizes must be 0.5 to 100 px");
     }
     if (!finite_in(a.rope_compliance, 0.0, 1e6) || !finite_in(a.spring_stiffness, 0.0, 1e7)) {
       return fail("rope compliance or spring stiffness out of range");

@@ -13,8 +13,14 @@ namespace {
 constexpr std::int64_t k_max_grid_cells = 1 << 22;
 
 /// Bodies kept out of the grid for being much larger than the rest are checked pairwise among
-/// themselves; beyond this many the grid simply takes the largest radius instead.
+/// themselves and against the cells they cover; beyond this many, or this many times the
+/// ordinary radius, the grid simply takes the largest radius instead.
 constexpr std::uint32_t k_max_oversized_bodies = 64;
+constexpr double k_max_oversize_ratio = 8.0;
+
+/// Touching pairs per body beyond which a state counts as degenerate (circles pile up with a
+/// handful of neighbours each; hundreds means bodies stacked on one point).
+constexpr std::size_t k_max_contacts_per_body = 32;
 
 bool in_range(double value, double limit) { return std::fabs(value) <= limit; }  // false for NaN
 
@@ -43,6 +49,7 @@ void World::add_spring(BodyId a, BodyId b, double rest_px, double stiffness) {
   spring_b_.push_back(b.value - 1);
   spring_rest_.push_back(rest_px);
   spring_k_.push_back(stiffness);
+  mark_derived_stale();
 }
 
 void World::add_link(BodyId a, BodyId b, double length_px, double compliance) {
@@ -52,11 +59,13 @@ void World::add_link(BodyId a, BodyId b, double length_px, double compliance) {
   link_b_.push_back(b.value - 1);
   link_length_.push_back(length_px);
   link_compliance_.push_back(compliance);
+  mark_derived_stale();
 }
 
 void World::set_player_body(std::uint32_t player, BodyId body) {
   LOCKSTEP_ASSERT(player < players() && body.value <= body_count());
   player_body_[player] = body.value == 0 ? k_no_body : body.value - 1;
+  mark_derived_stale();
 }
 
 Vec2 World::position(BodyId body) const {
@@ -110,7 +119,10 @@ Status World::step(std::span<const ButtonInput> inputs) {
     // (position-based dynamics), so a resolved contact or a taut rope stops the motion into it.
     const double inv_h = 1.0 / h;
     solve_links(h, inv_h);
-    if (params_.contacts) solve_contacts(inv_h);
+    if (params_.contacts) {
+      Status contacts = solve_contacts(inv_h);
+      if (!contacts) return contacts;
+    }
     if (params_.walls) solve_walls(inv_h);
   }
   return check_limits();
@@ -207,8 +219,8 @@ void World::solve_links(double h, double inv_h) {
     const std::uint32_t b = link_b_[l];
     const double wa = inv_mass_[a];
     const double wb = inv_mass_[b];
+    if (wa + wb == 0.0) continue;  // two static bodies: nothing can move
     const double denominator = wa + wb + link_compliance_[l] * inv_h2;
-    if (denominator == 0.0) continue;
     const double dx = pos_x_[a] - pos_x_[b];
     const double dy = pos_y_[a] - pos_y_[b];
     const double length = std::sqrt(dx * dx + dy * dy);
@@ -270,25 +282,31 @@ void World::rebuild_derived() {
       ++oversized;
     }
   }
-  if (oversized > k_max_oversized_bodies) ordinary_max = max_radius;  // too many: plain grid
+  // Too many oversized bodies, or ones so large they would each scan a wide patch of cells:
+  // a plain grid sized by the largest radius serves better.
+  if (oversized > k_max_oversized_bodies || max_radius > k_max_oversize_ratio * ordinary_max) {
+    ordinary_max = max_radius;
+  }
   oversized_.clear();
   for (std::size_t i = 0; i < n; ++i) {
     if (radius_[i] > ordinary_max) oversized_.push_back(static_cast<std::uint32_t>(i));
   }
-
-  double cell = ordinary_max > 0.0 ? 2.0 * ordinary_max : 1.0;
-  const double width = std::max(params_.max_px.x - params_.min_px.x, cell);
-  const double height = std::max(params_.max_px.y - params_.min_px.y, cell);
-  auto cells_along = [](double extent, double size) {
-    return static_cast<std::int64_t>(std::ceil(extent / size));
-  };
-  while (cells_along(width, cell) * cells_along(height, cell) > k_max_grid_cells) cell *= 2.0;
-  inv_cell_size_ = 1.0 / cell;
   ordinary_max_radius_ = ordinary_max;
-  grid_cols_ = static_cast<std::int32_t>(cells_along(width, cell));
-  grid_rows_ = static_cast<std::int32_t>(cells_along(height, cell));
-  const std::int64_t bands = (grid_cols_ + k_band_cols - 1) / k_band_cols;
-  cell_start_.assign(static_cast<std::size_t>(bands * k_band_cols * grid_rows_) + 1, 0);
+
+  // The grid spans the world bounds. Counts are worked out in double so that no extent can
+  // overflow an integer; the cell grows until the padded grid fits the cell budget.
+  double cell = ordinary_max > 0.0 ? 2.0 * ordinary_max : 1.0;
+  const double width = params_.contacts ? params_.max_px.x - params_.min_px.x : 0.0;
+  const double height = params_.contacts ? params_.max_px.y - params_.min_px.y : 0.0;
+  auto along = [](double extent, double size) { return std::max(1.0, std::ceil(extent / size)); };
+  auto padded_cells = [&](double size) {
+    return std::ceil(along(width, size) / k_band_cols) * k_band_cols * along(height, size);
+  };
+  while (padded_cells(cell) > static_cast<double>(k_max_grid_cells)) cell *= 2.0;
+  inv_cell_size_ = 1.0 / cell;
+  grid_cols_ = static_cast<std::int32_t>(along(width, cell));
+  grid_rows_ = static_cast<std::int32_t>(along(height, cell));
+  cell_start_.assign(static_cast<std::size_t>(padded_cells(cell)) + 1, 0);
   cell_items_.assign(n, 0);
   body_cell_.assign(n, 0);
   sorted_.assign(n, ContactBody{});
@@ -328,7 +346,7 @@ inline void resolve_contact(World::ContactBody& a, World::ContactBody& b) {
 
 }  // namespace
 
-void World::solve_contacts(double inv_h) {
+Status World::solve_contacts(double inv_h) {
   const std::size_t n = pos_x_.size();
   const std::size_t cells = cell_start_.size() - 1;
   const auto outside = static_cast<std::uint32_t>(cells);
@@ -376,13 +394,14 @@ void World::solve_contacts(double inv_h) {
   // each neighbouring pair is visited once, in cell index order (band by band, row by row).
   // Overlap is tested on the positions as they stand now, without a branch: most candidates do
   // not touch, and a mispredicted branch per candidate costs more than the test.
-  std::uint32_t touching = 0;
+  std::size_t touching = 0;
+  const std::size_t budget = k_max_contacts_per_body * n + 4096;
   auto candidate = [&](std::uint32_t a, std::uint32_t b) {
     contact_pairs_[touching] = {a, b};
     const double dx = bodies[b].x - bodies[a].x;
     const double dy = bodies[b].y - bodies[a].y;
     const double reach = bodies[a].radius + bodies[b].radius;
-    touching += static_cast<std::uint32_t>(dx * dx + dy * dy < reach * reach);
+    touching += static_cast<std::size_t>(dx * dx + dy * dy < reach * reach);
   };
   constexpr std::int32_t k_ahead[4][2] = {{1, 0}, {-1, 1}, {0, 1}, {1, 1}};
   for (std::int32_t band_start = 0; band_start < grid_cols_; band_start += k_band_cols) {
@@ -394,7 +413,7 @@ void World::solve_contacts(double inv_h) {
         const std::uint32_t end = cell_start_[cell + 1];
         if (begin == end) continue;
         std::uint32_t others[4][2] = {};
-        std::size_t most = static_cast<std::size_t>(end - begin) * (end - begin);
+        std::size_t neighbours = 0;
         for (std::size_t o = 0; o < 4; ++o) {
           const std::int32_t c2 = col + k_ahead[o][0];
           const std::int32_t r2 = row + k_ahead[o][1];
@@ -402,16 +421,20 @@ void World::solve_contacts(double inv_h) {
           const std::uint32_t other = cell_index(c2, r2);
           others[o][0] = cell_start_[other];
           others[o][1] = cell_start_[other + 1];
-          most += static_cast<std::size_t>(end - begin) * (others[o][1] - others[o][0]);
-        }
-        if (touching + most > contact_pairs_.size()) {
-          contact_pairs_.resize(std::max(2 * contact_pairs_.size(), touching + most));
+          neighbours += others[o][1] - others[o][0];
         }
         for (std::uint32_t a = begin; a < end; ++a) {
+          // Room for every candidate of this body (each may be touching), grown as needed but
+          // never past the budget: a degenerate state fails the step instead of eating memory.
+          const std::size_t most = (end - a - 1) + neighbours;
+          if (touching + most > contact_pairs_.size()) {
+            if (touching + most > budget) {
+              return fail("more than ", budget, " touching pairs: bodies are stacked on each other");
+            }
+            contact_pairs_.resize(std::min(budget, std::max(2 * contact_pairs_.size(), touching + most)));
+          }
           for (std::uint32_t b = a + 1; b < end; ++b) candidate(a, b);
-        }
-        for (const auto& other : others) {
-          for (std::uint32_t a = begin; a < end; ++a) {
+          for (const auto& other : others) {
             for (std::uint32_t b = other[0]; b < other[1]; ++b) candidate(a, b);
           }
         }
@@ -420,7 +443,7 @@ void World::solve_contacts(double inv_h) {
   }
   // Gauss–Seidel over the touching pairs in the order found; each is re-tested on the positions
   // as earlier pairs left them.
-  for (std::uint32_t p = 0; p < touching; ++p) {
+  for (std::size_t p = 0; p < touching; ++p) {
     resolve_contact(bodies[contact_pairs_[p].a], bodies[contact_pairs_[p].b]);
   }
   for (std::uint32_t k = 0; k < sorted; ++k) {
@@ -457,6 +480,7 @@ void World::solve_contacts(double inv_h) {
   for (std::size_t a = 0; a < oversized_.size(); ++a) {
     for (std::size_t b = a + 1; b < oversized_.size(); ++b) resolve_in_place(oversized_[a], oversized_[b]);
   }
+  return {};
 }
 
 void World::solve_walls(double inv_h) {
@@ -464,8 +488,10 @@ void World::solve_walls(double inv_h) {
   for (std::size_t i = 0; i < n; ++i) {
     if (inv_mass_[i] == 0.0) continue;
     const double r = radius_[i];
-    const double x = std::clamp(pos_x_[i], params_.min_px.x + r, params_.max_px.x - r);
-    const double y = std::clamp(pos_y_[i], params_.min_px.y + r, params_.max_px.y - r);
+    // Written out rather than std::clamp, whose result is undefined if a body is wider than
+    // the world (check() rejects that, but the rule must not depend on the library).
+    const double x = std::max(params_.min_px.x + r, std::min(pos_x_[i], params_.max_px.x - r));
+    const double y = std::max(params_.min_px.y + r, std::min(pos_y_[i], params_.max_px.y - r));
     if (x != pos_x_[i] || y != pos_y_[i]) move(static_cast<std::uint32_t>(i), x - pos_x_[i], y - pos_y_[i], inv_h);
   }
 }
@@ -527,8 +553,19 @@ Status World::check() const {
         !in_range(vel_x_[i], k_max_abs_velocity_px_s) || !in_range(vel_y_[i], k_max_abs_velocity_px_s)) {
       return fail("body ", i + 1, " has a position or velocity out of range");
     }
-    if (!(radius_[i] >= 0.0 && radius_[i] <= 1e6)) return fail("body ", i + 1, " has a bad radius");
-    if (!(inv_mass_[i] >= 0.0 && inv_mass_[i] <= 1e12)) return fail("body ", i + 1, " has a bad mass");
+    // Zero or a sane size: a vanishing radius or mass would make the grid or a contact's push
+    // overflow.
+    const double r = radius_[i];
+    if (!(r == 0.0 || (r >= k_min_radius_px && r <= k_max_radius_px))) {
+      return fail("body ", i + 1, " has a bad radius");
+    }
+    if (!(inv_mass_[i] == 0.0 || (inv_mass_[i] >= 1e-12 && inv_mass_[i] <= 1e12))) {
+      return fail("body ", i + 1, " has a bad mass");
+    }
+    if (p.walls && inv_mass_[i] > 0.0 &&
+        (2.0 * r > p.max_px.x - p.min_px.x || 2.0 * r > p.max_px.y - p.min_px.y)) {
+      return fail("body ", i + 1, " is wider than the world");
+    }
   }
   const std::size_t springs = spring_a_.size();
   if (spring_b_.size() != springs || spring_rest_.size() != springs || spring_k_.size() != springs) {
@@ -550,8 +587,9 @@ Status World::check() const {
     if (link_a_[l] >= n || link_b_[l] >= n || link_a_[l] == link_b_[l]) {
       return fail("link ", l + 1, " joins bodies that do not exist");
     }
-    if (!(link_length_[l] >= 0.0 && link_length_[l] <= 1e6 && link_compliance_[l] >= 0.0 &&
-          link_compliance_[l] <= 1e9)) {
+    const double compliance = link_compliance_[l];
+    if (!(link_length_[l] >= 0.0 && link_length_[l] <= 1e6 &&
+          (compliance == 0.0 || (compliance >= 1e-12 && compliance <= 1e9)))) {
       return fail("link ", l + 1, " has a bad length or compliance");
     }
   }

@@ -290,3 +290,53 @@ TEST_CASE("bots are deterministic, distinct per slot, and hold inputs for 6 to 6
   CHECK(shortest >= Bot::k_min_hold_ticks);
   CHECK(seen.size() >= 6);
 }
+
+TEST_CASE("degenerate but valid states step or fail cleanly, never crash or exhaust memory",
+          "[engine][world][hostile]") {
+  WorldParams params;
+  params.contacts = true;
+  params.walls = true;
+  params.min_px = {0.0, 0.0};
+  params.max_px = {1000.0, 1000.0};
+  SECTION("thousands of bodies stacked on one point") {
+    World world(params, 1);
+    for (int i = 0; i < 3000; ++i) world.add_body({{500.0, 500.0}, {}, 5.0, 1.0});
+    REQUIRE(world.check().ok());
+    Status status = world.step(held(1, 0));
+    REQUIRE_FALSE(status.ok());
+    CHECK_THAT(status.error().message, Catch::Contains("stacked"));
+  }
+  SECTION("vast bounds and a tiny radius") {
+    params.min_px = {-1e9, -1e9};
+    params.max_px = {1e9, 1e9};
+    World world(params, 1);
+    world.set_player_body(0, world.add_body({{0.0, 0.0}, {}, World::k_min_radius_px, 1.0}));
+    world.add_body({{0.0, 0.0}, {}, 1e6, 1.0});
+    REQUIRE(world.check().ok());
+    for (int t = 0; t < 3; ++t) REQUIRE(world.step(held(1, ButtonInput::k_up)).ok());
+  }
+  SECTION("a body wider than the world is rejected by check") {
+    World world(params, 1);
+    world.add_body({{500.0, 500.0}, {}, 600.0, 1.0});
+    CHECK_THAT(world.check().error().message, Catch::Contains("wider than the world"));
+  }
+  SECTION("a vanishing radius or mass is rejected by check") {
+    World tiny(params, 1);
+    tiny.add_body({{500.0, 500.0}, {}, 1e-300, 1.0});
+    CHECK_FALSE(tiny.check().ok());
+    World light(params, 1);
+    light.add_body({{500.0, 500.0}, {}, 5.0, 1e300});
+    CHECK_FALSE(light.check().ok());
+  }
+  SECTION("changing a player's body after stepping moves the new body") {
+    World world(params, 1);
+    const BodyId first = world.add_body({{100.0, 100.0}, {}, 5.0, 1.0});
+    const BodyId second = world.add_body({{300.0, 100.0}, {}, 5.0, 1.0});
+    world.set_player_body(0, first);
+    REQUIRE(world.step(held(1, 0)).ok());
+    world.set_player_body(0, second);
+    REQUIRE(world.step(held(1, ButtonInput::k_left)).ok());
+    CHECK(world.velocity(second).x < 0.0);
+    CHECK(world.velocity(first).x == 0.0);
+  }
+}

@@ -81,6 +81,9 @@ class World {
   /// Positions and velocities beyond these magnitudes count as a blown-up state.
   static constexpr double k_max_abs_position_px = 1e9;
   static constexpr double k_max_abs_velocity_px_s = 1e9;
+  /// A body's radius is 0 (a point) or within these.
+  static constexpr double k_min_radius_px = 1e-3;
+  static constexpr double k_max_radius_px = 1e6;
 
   World() = default;
 
@@ -131,6 +134,9 @@ class World {
 
   template <class Archive>
   void serialize(Archive& ar) {
+    // Before loading, not after: a load that throws half-way must not leave derived data that
+    // claims to match arrays it no longer matches.
+    if constexpr (Archive::is_loading::value) mark_derived_stale();
     ar(cereal::make_nvp("params", params_),
        cereal::make_nvp("player_body", bounded(player_body_, k_max_players)),
        cereal::make_nvp("pos_x", bounded(pos_x_, k_max_bodies)),
@@ -147,7 +153,6 @@ class World {
        cereal::make_nvp("link_b", bounded(link_b_, k_max_bodies)),
        cereal::make_nvp("link_length", bounded(link_length_, k_max_bodies)),
        cereal::make_nvp("link_compliance", bounded(link_compliance_, k_max_bodies)));
-    if constexpr (Archive::is_loading::value) mark_derived_stale();
   }
 
   /// No body: the player_body entry of a player who pushes nothing.
@@ -163,7 +168,7 @@ class World {
   void integrate(double h, double drag);
   void accumulate_forces(std::span<const ButtonInput> inputs);
   void solve_links(double h, double inv_h);
-  void solve_contacts(double inv_h);
+  Status solve_contacts(double inv_h);
   void solve_walls(double inv_h);
   void rebuild_derived();
   void mark_derived_stale() { derived_stale_ = true; }
