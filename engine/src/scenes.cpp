@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lockstep/engine/assert.hpp"
+#include "lockstep/engine/bot.hpp"
 #include "lockstep/engine/rng.hpp"
+#include "lockstep/engine/state_hash.hpp"
 #include "lockstep/engine/world.hpp"
 #include "lockstep/engine/world_config.hpp"
 
@@ -224,6 +227,45 @@ Result<World> World::create(const WorldConfig& config, std::uint64_t seed) {
     case Scene::spring: return build_spring(config);
   }
   return fail("unknown scene");
+}
+
+std::uint64_t World::compatibility_id() {
+  static const std::uint64_t id = [] {
+    struct Case {
+      Scene scene;
+      Integrator integrator;
+    };
+    const Case cases[] = {{Scene::arena, Integrator::semi_implicit_euler},
+                          {Scene::arena, Integrator::velocity_verlet},
+                          {Scene::ball, Integrator::explicit_euler},
+                          {Scene::ball, Integrator::rk4},
+                          {Scene::spring, Integrator::velocity_verlet},
+                          {Scene::spring, Integrator::rk4}};
+    std::vector<std::uint64_t> hashes;
+    for (const Case& c : cases) {
+      WorldConfig config = default_world_config(c.scene);
+      config.integrator = c.integrator;
+      config.arena.bodies = 60;
+      config.arena.ropes = 2;
+      config.arena.rope_links = 5;
+      config.arena.spring_pairs = 4;
+      config.players = 2;
+      Result<World> world = World::create(config, 20261130);
+      LOCKSTEP_ASSERT(world.ok());
+      Bot bots[2] = {Bot(7, 0), Bot(7, 1)};
+      for (int t = 0; t < 120; ++t) {
+        const ButtonInput inputs[2] = {bots[0].next(), bots[1].next()};
+        LOCKSTEP_ASSERT(world->step(inputs).ok());
+      }
+      hashes.push_back(canonical_hash(world.value()));
+    }
+    std::vector<std::byte> bytes;
+    for (std::uint64_t h : hashes) {
+      for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::byte>((h >> (8 * i)) & 0xFFu));
+    }
+    return xxh3_64(bytes);
+  }();
+  return id;
 }
 
 }  // namespace lockstep

@@ -95,6 +95,27 @@ void World::set_velocity(BodyId body, Vec2 velocity_px_s) {
   vel_y_[body.value - 1] = velocity_px_s.y;
 }
 
+std::string World::describe_field(std::string_view path) {
+  const std::size_t open = path.rfind('[');
+  const std::size_t dot = path.rfind('.', open);
+  if (open == std::string_view::npos || dot == std::string_view::npos || path.back() != ']') return {};
+  const std::string_view array = path.substr(dot + 1, open - dot - 1);
+  std::uint64_t index = 0;
+  for (char c : path.substr(open + 1, path.size() - open - 2)) {
+    if (c < '0' || c > '9') return {};
+    index = index * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  const std::string number = std::to_string(index + 1);
+  if (array == "player_body") return "player " + std::to_string(index);
+  if (array.rfind("spring_", 0) == 0) return "spring " + number;
+  if (array.rfind("link_", 0) == 0) return "rope link " + number;
+  if (array == "pos_x" || array == "pos_y" || array == "vel_x" || array == "vel_y" ||
+      array == "radius" || array == "inv_mass") {
+    return "body " + number;
+  }
+  return {};
+}
+
 // ----------------------------------------------------------------------------------------------
 // Stepping
 

@@ -177,8 +177,12 @@ namespace {
 // back, so the second step differs.
 struct Leaky {
   using Input = ButtonInput;
-  struct Config {};
+  struct Config {
+    template <class Archive>
+    void serialize(Archive&) {}
+  };
   static constexpr std::string_view k_name = "leaky";
+  static std::uint64_t compatibility_id() { return 0; }
   std::uint64_t counter = 0;
   std::uint64_t hidden = 0;  // not serialised
   static Result<Leaky> create(const Config&, std::uint64_t) { return Leaky{}; }

@@ -37,6 +37,11 @@ struct WalkerInput {
 struct WalkerConfig {
   std::uint32_t players = 2;
   std::int64_t ring = 1000;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(cereal::make_nvp("players", players), cereal::make_nvp("ring", ring));
+  }
 };
 
 class WalkerSim {
@@ -44,6 +49,8 @@ class WalkerSim {
   using Input = WalkerInput;
   using Config = WalkerConfig;
   static constexpr std::string_view k_name = "lockstep.test.walkers";
+  /// A declared version: bump it whenever step() changes what it computes.
+  static std::uint64_t compatibility_id() { return 1; }
 
   static Result<WalkerSim> create(const WalkerConfig& config, std::uint64_t seed) {
     if (config.players < 1 || config.players > 8) return fail("walkers need 1 to 8 players");

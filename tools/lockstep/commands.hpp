@@ -17,6 +17,9 @@ void add_run_command(CLI::App& app, int* exit_code);
 /// Registers `lab ball` and `lab energy`.
 void add_lab_commands(CLI::App& app, int* exit_code);
 
+/// Registers `replay`, `info`, `diff` and `regress`.
+void add_replay_commands(CLI::App& app, int* exit_code);
+
 /// Thrown by a command to leave with `error: <message>` on stderr and exit code 2 (or `code`).
 struct CommandError {
   std::string message;

@@ -1,9 +1,13 @@
 // `lockstep run`: a headless session of bots, as fast as the machine goes. The last line of
 // stdout is `tick <N> hash <16 hex>`.
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +15,7 @@
 #include "lockstep/engine/bot.hpp"
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/world.hpp"
+#include "lockstep/replay/recorder.hpp"
 #include "progress.hpp"
 
 namespace lockstep::tools {
@@ -26,10 +31,19 @@ struct RunOptions {
   std::string integrator;
   std::string hash_log;
   bool sync_test = false;
+  std::string record;
+  std::uint32_t hash_every = 1;
+  std::uint32_t keyframe_every = 3600;
   CLI::Option* players_option = nullptr;
   CLI::Option* bodies_option = nullptr;
   CLI::Option* substeps_option = nullptr;
 };
+
+// SIGINT and SIGTERM end a run between two ticks, so a recording is finished properly and
+// nothing already recorded is lost.
+std::atomic<int> g_stop_signal{0};
+
+extern "C" void request_stop(int signal_number) { g_stop_signal.store(signal_number); }
 
 WorldConfig config_from(const RunOptions& options) {
   const std::optional<Scene> scene = parse_scene(options.scene);
@@ -84,18 +98,50 @@ void run(const RunOptions& options, int* exit_code) {
   std::vector<ButtonInput> inputs(config.players);
   if (hash_log) hash_log << 0 << ' ' << hash_hex(runner.hash()) << '\n';
 
+  std::optional<replay::Recorder<World>> recorder;
+  if (!options.record.empty()) {
+    Result<replay::Recorder<World>> created_recorder = replay::Recorder<World>::create(
+        options.record, config, options.seed, runner, {options.hash_every, options.keyframe_every});
+    if (!created_recorder) throw CommandError{created_recorder.error().message};
+    recorder.emplace(std::move(created_recorder).value());
+  }
+  g_stop_signal.store(0);
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
+
   Progress progress("run", options.ticks);
   const auto start = std::chrono::steady_clock::now();
-  for (std::uint64_t t = 1; t <= options.ticks; ++t) {
+  for (std::uint64_t t = 1; t <= options.ticks && g_stop_signal.load() == 0; ++t) {
     for (std::uint32_t p = 0; p < config.players; ++p) inputs[p] = bots[p].next();
     Result<std::uint64_t> hash =
         options.sync_test ? runner.step_sync_test(inputs) : runner.step(inputs);
     if (!hash) {
       progress.finish();
+      // Keep what was recorded: the failed tick is not in the file, every earlier one is.
+      if (recorder) (void)recorder->finish();
       throw CommandError{hash.error().message, k_exit_failed};
+    }
+    if (recorder) {
+      Status recorded = recorder->record(runner, inputs);
+      if (!recorded) throw CommandError{recorded.error().message, k_exit_failed};
     }
     if (hash_log) hash_log << t << ' ' << hash_hex(hash.value()) << '\n';
     progress.update(t);
+  }
+  if (recorder) {
+    Status finished = recorder->finish();
+    if (!finished) throw CommandError{finished.error().message, k_exit_failed};
+  }
+  if (const int signal_number = g_stop_signal.load(); signal_number != 0) {
+    progress.finish();
+    std::printf("stopped by signal %d at tick %llu%s\n", signal_number,
+                static_cast<unsigned long long>(runner.tick()),
+                recorder ? "; the recording is complete up to it" : "");
+    std::printf("tick %llu hash %s\n", static_cast<unsigned long long>(runner.tick()),
+                hash_hex(runner.hash()).c_str());
+    std::fflush(stdout);
+    *exit_code = 128 + signal_number;
+    return;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   progress.finish();
@@ -139,6 +185,11 @@ void add_run_command(CLI::App& app, int* exit_code) {
                   "Write '<tick> <hash>' for every tick from 0 to N to this file");
   cmd->add_flag("--sync-test", options->sync_test,
                 "Every tick: save, step, restore, step again and compare the hashes");
+  cmd->add_option("--record", options->record, "Record the session as an input-only replay file");
+  cmd->add_option("--hash-every", options->hash_every,
+                  "Record the state hash of every K-th tick (default 1; 0: only the final hash)");
+  cmd->add_option("--keyframe-every", options->keyframe_every,
+                  "Record a snapshot every K ticks for seeking (default 3600; 0: none)");
   cmd->callback([options, exit_code] { run(*options, exit_code); });
 }
 

@@ -5,7 +5,8 @@
 /// A simulation owns its state; the engine owns time, ticks and inputs. A conforming type S has:
 ///
 /// - `S::Input`: the per-player input of one tick, a SimulationInput (below).
-/// - `S::Config`: a value that, with a seed, builds the initial state; replay headers store it.
+/// - `S::Config`: a value that, with a seed, builds the initial state; replay headers store it,
+///   so it has a cereal `serialize` too (canonical bytes in files, JSON for people).
 /// - `static Result<S> S::create(const Config&, std::uint64_t seed)`: builds S0. Rejects a bad
 ///   configuration with an Error rather than asserting (configurations come from files and
 ///   command lines).
@@ -19,6 +20,9 @@
 /// - `Status check() const`: the invariants of a freshly loaded state (sizes agree, indices in
 ///   range, values finite); a snapshot is accepted only if this passes.
 /// - `static constexpr std::string_view k_name`: identifies the simulation type in files.
+/// - `static std::uint64_t compatibility_id()`: changes whenever the simulation's results change
+///   (a declared version, or a fingerprint computed by running a short canonical scene). A
+///   replay recorded under another id will not verify, and says so.
 /// - default-constructible and copyable (restores go into a spare instance first).
 
 #include <concepts>
@@ -51,10 +55,13 @@ concept SimulationInput =
 template <class S>
 concept Simulation =
     SimulationInput<typename S::Input> && std::default_initializable<S> && std::copyable<S> &&
-    requires(S sim, const S& csim, const typename S::Config& config, std::uint64_t seed,
+    requires(S sim, const S& csim, typename S::Config config, std::uint64_t seed,
              std::span<const typename S::Input> inputs, CanonicalOutputArchive& out,
              CanonicalInputArchive& in) {
       { S::k_name } -> std::convertible_to<std::string_view>;
+      { S::compatibility_id() } -> std::same_as<std::uint64_t>;
+      config.serialize(out);
+      config.serialize(in);
       { S::create(config, seed) } -> std::same_as<Result<S>>;
       { csim.players() } -> std::convertible_to<std::uint32_t>;
       { sim.step(inputs) } -> std::same_as<Status>;

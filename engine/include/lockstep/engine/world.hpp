@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -92,6 +93,15 @@ class World {
 
   /// Builds the configured scene; the seed drives every random choice (radii, jitter).
   static Result<World> create(const WorldConfig& config, std::uint64_t seed);
+
+  /// A fingerprint of the world's behaviour: the combined final hashes of short canonical runs
+  /// of every scene and integrator. Any change to the physics changes it, so replays recorded
+  /// by a build that simulates differently are recognised as such. Computed once per process.
+  static std::uint64_t compatibility_id();
+
+  /// Names the part of the world a serialised field path belongs to, for field reports:
+  /// "state.pos_x[17]" is "body 18", "state.link_a[3]" is "rope link 4". Empty if none.
+  static std::string describe_field(std::string_view path);
 
   // --- building (scenes use these; so can user code) ---------------------------------------
   BodyId add_body(const BodyDef& def);

@@ -1,0 +1,107 @@
+#pragma once
+/// Finds where two sessions of the same simulation part ways, and explains it field by field.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockstep/engine/runner.hpp"
+#include "lockstep/replay/field_report.hpp"
+#include "lockstep/replay/player.hpp"
+
+namespace lockstep::replay {
+
+/// The outcome of comparing two replays (or a replay with its own recorded states).
+struct DiffResult {
+  bool identical = true;
+  std::uint64_t through_tick = 0;     ///< identical: the last tick both hold
+  std::uint64_t divergence_tick = 0;  ///< not identical: the first tick whose hashes differ
+  std::uint64_t report_tick = 0;      ///< the tick the field report compares (usually the same)
+  std::vector<FieldDifference> fields;
+  std::string note;                   ///< anything the report could not do, in words
+};
+
+/// A person's name for a field path, when the simulation offers one
+/// (`static std::string describe_field(std::string_view path)`), else "".
+template <class S>
+std::string describe_field(std::string_view path) {
+  if constexpr (requires { { S::describe_field(path) } -> std::convertible_to<std::string>; }) {
+    return S::describe_field(path);
+  } else {
+    return {};
+  }
+}
+
+/// Steps both replays from their common start, comparing the state hash after every tick, and
+/// reports the first tick where they differ with every differing field of the two states.
+template <Simulation S>
+Result<DiffResult> diff_replays(Player<S>& a, Player<S>& b) {
+  if (a.start_tick() != b.start_tick()) {
+    return fail("the replays start at different ticks (", a.start_tick(), " and ", b.start_tick(), ")");
+  }
+  DiffResult result;
+  const std::uint64_t last = std::min(a.last_tick(), b.last_tick());
+  Result<PlayOutcome> at_start_a = a.seek(a.start_tick());
+  Result<PlayOutcome> at_start_b = b.seek(b.start_tick());
+  if (!at_start_a) return at_start_a.error();
+  if (!at_start_b) return at_start_b.error();
+  for (std::uint64_t t = a.start_tick();; ++t) {
+    if (a.runner().hash() != b.runner().hash()) {
+      result.identical = false;
+      result.divergence_tick = t;
+      result.report_tick = t;
+      result.fields = compare_fields(list_fields(t, a.runner().simulation()),
+                                     list_fields(t, b.runner().simulation()));
+      return result;
+    }
+    if (t == last) break;
+    Result<std::uint64_t> step_a = a.step();
+    Result<std::uint64_t> step_b = b.step();
+    if (!step_a) return step_a.error();
+    if (!step_b) return step_b.error();
+  }
+  result.through_tick = last;
+  return result;
+}
+
+/// Replays one file against its own recording: the first recorded hash that re-simulation does
+/// not reproduce, and a field report against the first keyframe at or after it (the recorded
+/// state), when the file has one.
+template <Simulation S>
+Result<DiffResult> diff_against_recording(Player<S>& player) {
+  DiffResult result;
+  Result<PlayOutcome> outcome = player.seek(player.start_tick());
+  if (outcome && !outcome->desync) outcome = player.play_to(player.last_tick());
+  if (!outcome) return outcome.error();
+  if (!outcome->desync) {
+    result.through_tick = player.last_tick();
+    return result;
+  }
+  result.identical = false;
+  result.divergence_tick = outcome->desync->tick;
+  const std::vector<Keyframe>& keyframes = player.file().keyframes;
+  auto keyframe = std::find_if(keyframes.begin(), keyframes.end(),
+                               [&](const Keyframe& k) { return k.tick >= result.divergence_tick; });
+  if (keyframe == keyframes.end()) {
+    result.note = "the file holds no recorded state at or after tick " +
+                  std::to_string(result.divergence_tick) + " to compare fields with (record with keyframes)";
+    return result;
+  }
+  Runner<S> recorded{S{}};
+  Status restored = recorded.restore(keyframe->snapshot);
+  if (!restored) return fail("the keyframe at tick ", keyframe->tick, " is rejected: ", restored.error().message);
+  // Re-simulate from the start (not from a keyframe: those hold the recording's states).
+  Result<Player<S>> fresh = Player<S>::open(player.file(), true);
+  if (!fresh) return fresh.error();
+  while (fresh->tick() < keyframe->tick) {
+    Result<std::uint64_t> stepped = fresh->step();
+    if (!stepped) return stepped.error();
+  }
+  result.report_tick = keyframe->tick;
+  result.fields = compare_fields(list_fields(keyframe->tick, recorded.simulation()),
+                                 list_fields(keyframe->tick, fresh->runner().simulation()));
+  return result;
+}
+
+}  // namespace lockstep::replay

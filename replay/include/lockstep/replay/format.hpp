@@ -1,0 +1,50 @@
+#pragma once
+/// The replay file format's constants and bounds. The format itself is described in
+/// replay/FORMAT.md; every limit a reader checks before it allocates is named here.
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace lockstep::replay {
+
+/// The first 8 bytes of every replay file.
+inline constexpr std::string_view k_file_magic = "LOCKSTEP";
+/// The format version this build writes and reads; a reader refuses a newer one.
+inline constexpr std::uint32_t k_format_version = 1;
+/// Magic (8) + format version (u32) + reserved (u32).
+inline constexpr std::size_t k_preamble_bytes = 16;
+/// Type (u32) + payload length (u32) + first tick (u64) + last tick (u64).
+inline constexpr std::size_t k_chunk_header_bytes = 24;
+/// The XXH3-64 that closes every chunk.
+inline constexpr std::size_t k_chunk_checksum_bytes = 8;
+
+enum class ChunkType : std::uint32_t {
+  header = 1,          ///< everything that built S0
+  start_snapshot = 2,  ///< S0 itself, for a session that starts mid-way
+  inputs = 3,          ///< every player's input for a range of ticks, run-length coded
+  hashes = 4,          ///< state hashes of the ticks in range that are multiples of hash_every
+  keyframe = 5,        ///< a snapshot, for seeking
+  end = 6,             ///< the last tick and its hash: the recording finished cleanly
+};
+
+/// A chunk's name for messages ("inputs", …), or "unknown".
+std::string_view chunk_type_name(std::uint32_t type);
+
+// Bounds on everything a reader takes from a file, checked before anything is allocated.
+inline constexpr std::uint64_t k_max_file_bytes = 1ull << 32;          ///< 4 GiB
+inline constexpr std::uint32_t k_max_header_payload_bytes = 1u << 20;  ///< 1 MiB
+inline constexpr std::uint32_t k_max_snapshot_bytes = 256u << 20;      ///< 256 MiB (keyframes too)
+inline constexpr std::uint32_t k_max_inputs_payload_bytes = 16u << 20;
+inline constexpr std::uint32_t k_max_hashes_payload_bytes = 16u << 20;
+inline constexpr std::uint32_t k_max_players = 64;
+inline constexpr std::uint32_t k_max_input_bytes = 64;                 ///< per player per tick
+inline constexpr std::uint64_t k_max_ticks_per_chunk = 1u << 20;
+inline constexpr std::uint64_t k_max_ticks = 1ull << 40;
+inline constexpr std::size_t k_max_text_bytes = 4096;                  ///< names, layout, build
+
+/// How often the recorder completes and writes a chunk, in ticks (the issue's "at least every
+/// 60 ticks"): a crash loses at most this many ticks.
+inline constexpr std::uint64_t k_ticks_per_chunk = 60;
+
+}  // namespace lockstep::replay

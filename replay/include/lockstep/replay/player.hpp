@@ -1,0 +1,242 @@
+#pragma once
+/// Plays a replay back for any Simulation: re-simulates from the header and the inputs, checks
+/// every recorded hash, and seeks — from the nearest file keyframe, or from a snapshot it kept
+/// in memory the last time it passed that way.
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lockstep/engine/canonical_archive.hpp"
+#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/simulation.hpp"
+#include "lockstep/replay/replay_file.hpp"
+
+namespace lockstep::replay {
+
+/// The first recorded hash that re-simulation did not reproduce.
+struct Desync {
+  std::uint64_t tick = 0;
+  std::uint64_t expected = 0;
+  std::uint64_t actual = 0;
+};
+
+/// What playing a stretch found: nothing wrong, or the first desync.
+struct PlayOutcome {
+  std::optional<Desync> desync;
+  std::uint64_t ticks_stepped = 0;
+  std::uint64_t hashes_checked = 0;
+};
+
+/// Called now and then with the current tick while playing (for progress display).
+using ProgressFn = std::function<void(std::uint64_t tick)>;
+
+template <Simulation S>
+class Player {
+ public:
+  using Input = typename S::Input;
+  using Config = typename S::Config;
+
+  /// In-memory snapshots taken while playing, so that seeking back is quick.
+  static constexpr std::uint64_t k_cache_every_ticks = 600;
+  static constexpr std::uint64_t k_cache_max_bytes = 512ull << 20;
+
+  /// Checks that the replay belongs to S (name, compatibility id unless `force`, input size,
+  /// player count), decodes the configuration and every input, and builds the start state.
+  static Result<Player> open(ReplayFile file, bool force) {
+    const ReplayHeader& h = file.header;
+    if (h.simulation != S::k_name) {
+      return fail("the replay is of simulation '", h.simulation, "', not '", std::string(S::k_name), "'");
+    }
+    if (h.compatibility_id != S::compatibility_id() && !force) {
+      return fail("the replay was recorded by a build whose simulation compatibility id is ",
+                  hash_hex(h.compatibility_id), " and this build's is ", hash_hex(S::compatibility_id()),
+                  ": results differ between them (--force tries anyway)");
+    }
+    if (h.input_bytes != Input::k_bytes) {
+      return fail("the replay's inputs are ", h.input_bytes, " bytes, this simulation's ", Input::k_bytes);
+    }
+    Config config{};
+    try {
+      CanonicalInputArchive archive(h.config);
+      archive(config);
+      if (archive.remaining() != 0) return fail("the replay's configuration has trailing bytes");
+    } catch (const cereal::Exception& e) {
+      return fail("the replay's configuration is malformed: ", e.what());
+    }
+
+    Player player;
+    player.config_ = config;
+    Status inputs = player.decode_inputs(file);
+    if (!inputs) return inputs.error();
+    if (h.start_tick == 0) {
+      Result<Runner<S>> runner = Runner<S>::create(config, h.seed);
+      if (!runner) return fail("the replay's configuration is rejected: ", runner.error().message);
+      player.runner_ = std::make_unique<Runner<S>>(std::move(runner).value());
+    } else {
+      Result<S> blank = S::create(config, h.seed);
+      if (!blank) return fail("the replay's configuration is rejected: ", blank.error().message);
+      player.runner_ = std::make_unique<Runner<S>>(std::move(blank).value());
+      Status restored = player.runner_->restore(file.start_snapshot);
+      if (!restored) return fail("the replay's start snapshot is rejected: ", restored.error().message);
+      if (player.runner_->tick() != h.start_tick) return fail("the start snapshot is of the wrong tick");
+    }
+    if (player.runner_->simulation().players() != h.players) {
+      return fail("the replay has ", h.players, " players but its configuration builds ",
+                  player.runner_->simulation().players());
+    }
+    player.file_ = std::move(file);
+    player.start_ = player.runner_->save();
+    player.start_hash_ = player.runner_->hash();
+    return player;
+  }
+
+  [[nodiscard]] const ReplayFile& file() const { return file_; }
+  [[nodiscard]] const Config& config() const { return config_; }
+  [[nodiscard]] const Runner<S>& runner() const { return *runner_; }
+  [[nodiscard]] std::uint64_t start_tick() const { return file_.header.start_tick; }
+  [[nodiscard]] std::uint64_t last_tick() const { return file_.last_tick; }
+  [[nodiscard]] std::uint64_t tick() const { return runner_->tick(); }
+
+  /// Whether the start state reproduces the recorded start hash (the configuration and seed
+  /// build the same S0 in this build).
+  [[nodiscard]] std::optional<Desync> check_start() const {
+    if (start_.tick == file_.header.start_tick && start_hash_ != file_.header.start_hash) {
+      return Desync{start_.tick, file_.header.start_hash, start_hash_};
+    }
+    return std::nullopt;
+  }
+
+  /// The inputs of every player for `tick` (start_tick < tick ≤ last_tick).
+  void inputs_at(std::uint64_t tick, std::vector<Input>& out) const {
+    out.resize(inputs_.size());
+    for (std::size_t p = 0; p < inputs_.size(); ++p) {
+      const std::vector<Run>& runs = inputs_[p];
+      auto it = std::upper_bound(runs.begin(), runs.end(), tick,
+                                 [](std::uint64_t t, const Run& r) { return t < r.first_tick; });
+      out[p] = (--it)->input;
+    }
+  }
+
+  /// Steps from the current tick to `target` (≤ last_tick), checking every recorded hash on
+  /// the way; stops at the first mismatch.
+  Result<PlayOutcome> play_to(std::uint64_t target, const ProgressFn& progress = {}) {
+    PlayOutcome outcome;
+    if (target > last_tick()) return fail("tick ", target, " is past the replay's last tick ", last_tick());
+    if (target < tick()) return fail("cannot play backwards from tick ", tick(), " to ", target);
+    std::vector<Input> inputs;
+    while (tick() < target) {
+      const std::uint64_t next = tick() + 1;
+      inputs_at(next, inputs);
+      Result<std::uint64_t> hash = runner_->step(inputs);
+      if (!hash) return hash.error();
+      ++outcome.ticks_stepped;
+      if (const std::optional<std::uint64_t> expected = file_.hash_at(next)) {
+        ++outcome.hashes_checked;
+        if (*expected != hash.value()) {
+          outcome.desync = Desync{next, *expected, hash.value()};
+          return outcome;
+        }
+      }
+      if (next % k_cache_every_ticks == 0) remember(next);
+      if (progress && (next & 255u) == 0) progress(next);
+    }
+    return outcome;
+  }
+
+  /// Moves to `target` the quickest way: from the latest of the current tick, a file keyframe
+  /// and a remembered snapshot that is not after it, then forward, checking hashes on the way.
+  /// The state reached is bit-identical to playing from the start.
+  Result<PlayOutcome> seek(std::uint64_t target, const ProgressFn& progress = {}) {
+    if (target < start_tick() || target > last_tick()) {
+      return fail("tick ", target, " is outside the replay (", start_tick(), " to ", last_tick(), ")");
+    }
+    const std::vector<std::byte>* best = nullptr;
+    std::uint64_t best_tick = tick() <= target ? tick() : start_tick();
+    if (tick() > target) best = &start_.bytes;
+    for (const Keyframe& k : file_.keyframes) {
+      if (k.tick <= target && k.tick > best_tick) {
+        best = &k.snapshot;
+        best_tick = k.tick;
+      }
+    }
+    for (const Snapshot& s : cache_) {
+      if (s.tick <= target && s.tick > best_tick) {
+        best = &s.bytes;
+        best_tick = s.tick;
+      }
+    }
+    if (best != nullptr) {
+      Status restored = runner_->restore(*best);
+      if (!restored) return fail("keyframe at tick ", best_tick, " is rejected: ", restored.error().message);
+      if (runner_->tick() != best_tick) return fail("keyframe at tick ", best_tick, " holds tick ", runner_->tick());
+      if (const std::optional<std::uint64_t> expected = file_.hash_at(best_tick);
+          expected && *expected != runner_->hash()) {
+        PlayOutcome outcome;
+        outcome.desync = Desync{best_tick, *expected, runner_->hash()};
+        return outcome;
+      }
+    }
+    return play_to(target, progress);
+  }
+
+  /// Steps one tick without checking its recorded hash (for comparing two sessions).
+  Result<std::uint64_t> step() {
+    if (tick() >= last_tick()) return fail("tick ", tick() + 1, " is past the replay's last tick");
+    inputs_at(tick() + 1, step_inputs_);
+    return runner_->step(step_inputs_);
+  }
+
+  /// Snapshots held in memory.
+  [[nodiscard]] std::size_t remembered() const { return cache_.size(); }
+
+ private:
+  struct Run {
+    std::uint64_t first_tick;
+    std::uint64_t last_tick;
+    Input input;
+  };
+
+  Player() = default;
+
+  Status decode_inputs(const ReplayFile& file) {
+    inputs_.assign(file.inputs.size(), {});
+    for (std::size_t p = 0; p < file.inputs.size(); ++p) {
+      for (const InputRun& run : file.inputs[p]) {
+        const std::optional<Input> input =
+            Input::from_bytes(std::span<const std::byte, Input::k_bytes>(run.input.data(), Input::k_bytes));
+        if (!input) return fail("invalid input for player ", p, " at ticks ", run.first_tick, "..", run.last_tick);
+        inputs_[p].push_back({run.first_tick, run.last_tick, *input});
+      }
+    }
+    return {};
+  }
+
+  void remember(std::uint64_t at) {
+    for (const Snapshot& s : cache_) {
+      if (s.tick == at) return;
+    }
+    Snapshot snapshot = runner_->save();
+    if (cache_bytes_ + snapshot.bytes.size() > k_cache_max_bytes) return;
+    cache_bytes_ += snapshot.bytes.size();
+    cache_.push_back(std::move(snapshot));
+  }
+
+  ReplayFile file_;
+  Config config_{};
+  std::unique_ptr<Runner<S>> runner_;
+  Snapshot start_;
+  std::uint64_t start_hash_ = 0;
+  std::vector<std::vector<Run>> inputs_;
+  std::vector<Snapshot> cache_;
+  std::uint64_t cache_bytes_ = 0;
+  std::vector<Input> step_inputs_;
+};
+
+}  // namespace lockstep::replay

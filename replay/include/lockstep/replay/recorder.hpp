@@ -1,0 +1,101 @@
+#pragma once
+/// Records a session of any Simulation as an input-only replay: a header with everything that
+/// built S0, every player's input for every tick, the state hash every `hash_every` ticks and a
+/// keyframe snapshot every `keyframe_every` ticks.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lockstep/engine/canonical_archive.hpp"
+#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/simulation.hpp"
+#include "lockstep/engine/state_hash.hpp"
+#include "lockstep/engine/version.hpp"
+#include "lockstep/replay/replay_writer.hpp"
+
+namespace lockstep::replay {
+
+struct RecordOptions {
+  std::uint32_t hash_every = 1;         ///< keep the hash of every K-th tick; 0: final hash only
+  std::uint32_t keyframe_every = 3600;  ///< a keyframe every K ticks; 0: none
+};
+
+/// The header for recording `runner`'s session from its current tick.
+template <Simulation S>
+ReplayHeader make_header(const typename S::Config& config, std::uint64_t seed,
+                         const Runner<S>& runner, const RecordOptions& options) {
+  ReplayHeader h;
+  h.engine_version = engine_version();
+  h.simulation = std::string(S::k_name);
+  h.compatibility_id = S::compatibility_id();
+  h.build = build_description();
+  h.seed = seed;
+  h.players = runner.simulation().players();
+  h.input_bytes = static_cast<std::uint32_t>(S::Input::k_bytes);
+  h.input_layout = std::string(S::Input::k_layout);
+  h.hash_every = options.hash_every;
+  h.keyframe_every = options.keyframe_every;
+  h.start_tick = runner.tick();
+  h.start_hash = runner.hash();
+  h.config = canonical_bytes(config);
+  return h;
+}
+
+template <Simulation S>
+class Recorder {
+ public:
+  using Input = typename S::Input;
+
+  /// Starts recording the session `runner` is running (at tick 0, or mid-way: then its current
+  /// state becomes the replay's start snapshot).
+  static Result<Recorder> create(const std::string& path, const typename S::Config& config,
+                                 std::uint64_t seed, const Runner<S>& runner,
+                                 const RecordOptions& options) {
+    const ReplayHeader header = make_header<S>(config, seed, runner, options);
+    std::vector<std::byte> start;
+    if (runner.tick() > 0) start = runner.save().bytes;
+    Result<ReplayWriter> writer = ReplayWriter::create(path, header, start);
+    if (!writer) return writer.error();
+    return Recorder(std::move(writer).value(), options, header.players);
+  }
+
+  /// Records the tick `runner` has just stepped, with the inputs it stepped with.
+  Status record(const Runner<S>& runner, std::span<const Input> inputs) {
+    bytes_.resize(inputs.size() * Input::k_bytes);
+    for (std::size_t p = 0; p < inputs.size(); ++p) {
+      inputs[p].to_bytes(std::span<std::byte, Input::k_bytes>(bytes_.data() + p * Input::k_bytes, Input::k_bytes));
+    }
+    Status status = writer_.add_tick(runner.tick(), bytes_, runner.hash());
+    if (!status) return status;
+    if (options_.keyframe_every > 0 && runner.tick() % options_.keyframe_every == 0) {
+      runner.save_into(snapshot_);
+      return writer_.add_keyframe(runner.tick(), snapshot_);
+    }
+    return {};
+  }
+
+  /// Writes everything pending now (the recorder also does so every k_ticks_per_chunk ticks).
+  Status flush() { return writer_.flush(); }
+
+  /// Writes the end record and closes the file.
+  Status finish() { return writer_.finish(); }
+
+  [[nodiscard]] std::uint64_t bytes_written() const { return writer_.bytes_written(); }
+
+ private:
+  Recorder(ReplayWriter writer, const RecordOptions& options, std::uint32_t players)
+      : writer_(std::move(writer)), options_(options) {
+    bytes_.reserve(static_cast<std::size_t>(players) * Input::k_bytes);
+  }
+
+  ReplayWriter writer_;
+  RecordOptions options_;
+  std::vector<std::byte> bytes_;
+  std::vector<std::byte> snapshot_;
+};
+
+}  // namespace lockstep::replay

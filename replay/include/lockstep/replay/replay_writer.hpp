@@ -1,0 +1,69 @@
+#pragma once
+/// Writes a replay file chunk by chunk, untyped (inputs arrive as bytes). Every chunk is built in
+/// memory and handed to the operating system with write(2) in one piece, so a process killed at
+/// any moment leaves every chunk it completed intact, and at most the ticks since the last chunk
+/// are lost. Recorder<S> wraps this for a simulation type.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lockstep/engine/result.hpp"
+#include "lockstep/replay/replay_file.hpp"
+
+namespace lockstep::replay {
+
+class ReplayWriter {
+ public:
+  /// Creates (or truncates) `path` and writes the preamble, the header and, when the header's
+  /// start_tick is not 0, the start snapshot.
+  static Result<ReplayWriter> create(const std::string& path, const ReplayHeader& header,
+                                     std::span<const std::byte> start_snapshot);
+
+  ReplayWriter(ReplayWriter&& other) noexcept;
+  ReplayWriter& operator=(ReplayWriter&& other) noexcept;
+  ReplayWriter(const ReplayWriter&) = delete;
+  ReplayWriter& operator=(const ReplayWriter&) = delete;
+  ~ReplayWriter();  ///< closes without an end record (as a crash would): call finish() first
+
+  /// Adds tick `tick` (the next one): every player's input, `players × input_bytes` bytes in
+  /// slot order, and the state hash after it. The hash is kept when the tick is a multiple of
+  /// hash_every. Completes and writes a chunk every k_ticks_per_chunk ticks.
+  Status add_tick(std::uint64_t tick, std::span<const std::byte> inputs, std::uint64_t hash);
+
+  /// Writes a keyframe for `tick` (the last tick added), after flushing the pending ticks.
+  Status add_keyframe(std::uint64_t tick, std::span<const std::byte> snapshot);
+
+  /// Writes the pending ticks as complete chunks now.
+  Status flush();
+
+  /// Flushes, writes the end record (last tick and its hash), syncs and closes.
+  Status finish();
+
+  [[nodiscard]] std::uint64_t last_tick() const { return last_tick_; }
+  [[nodiscard]] std::uint64_t bytes_written() const { return bytes_written_; }
+
+ private:
+  ReplayWriter(int fd, const ReplayHeader& header);
+  Status write_chunk(ChunkType type, std::uint64_t first, std::uint64_t last,
+                     std::span<const std::byte> payload);
+
+  int fd_ = -1;
+  std::uint32_t players_ = 0;
+  std::uint32_t input_bytes_ = 0;
+  std::uint32_t hash_every_ = 1;
+  std::uint64_t last_tick_ = 0;
+  std::uint64_t last_hash_ = 0;
+  std::uint64_t pending_first_ = 0;          ///< first tick not yet written
+  std::vector<std::byte> pending_inputs_;    ///< ticks [pending_first_, last_tick_], tick-major
+  std::vector<std::uint64_t> pending_hashes_;
+  std::vector<std::byte> chunk_;             ///< reused buffer
+  std::uint64_t bytes_written_ = 0;
+};
+
+/// Encodes a header chunk's payload (shared with tests that craft files).
+std::vector<std::byte> encode_header(const ReplayHeader& header);
+
+}  // namespace lockstep::replay

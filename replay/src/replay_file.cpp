@@ -1,0 +1,297 @@
+#include "lockstep/replay/replay_file.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "lockstep/engine/byte_io.hpp"
+#include "lockstep/engine/state_hash.hpp"
+
+namespace lockstep::replay {
+
+std::string_view chunk_type_name(std::uint32_t type) {
+  switch (static_cast<ChunkType>(type)) {
+    case ChunkType::header: return "header";
+    case ChunkType::start_snapshot: return "start snapshot";
+    case ChunkType::inputs: return "inputs";
+    case ChunkType::hashes: return "hashes";
+    case ChunkType::keyframe: return "keyframe";
+    case ChunkType::end: return "end";
+  }
+  return "unknown";
+}
+
+std::optional<std::uint64_t> ReplayFile::hash_at(std::uint64_t tick) const {
+  if (end && end->tick == tick) return end->hash;
+  if (tick == header.start_tick) return header.start_hash;
+  auto it = std::lower_bound(hashes.begin(), hashes.end(), tick,
+                             [](const TickHash& h, std::uint64_t t) { return h.tick < t; });
+  if (it != hashes.end() && it->tick == tick) return it->hash;
+  return std::nullopt;
+}
+
+namespace {
+
+std::uint32_t payload_bound(ChunkType type) {
+  switch (type) {
+    case ChunkType::header: return k_max_header_payload_bytes;
+    case ChunkType::start_snapshot: return k_max_snapshot_bytes;
+    case ChunkType::inputs: return k_max_inputs_payload_bytes;
+    case ChunkType::hashes: return k_max_hashes_payload_bytes;
+    case ChunkType::keyframe: return k_max_snapshot_bytes;
+    case ChunkType::end: return 8;
+  }
+  return 0;
+}
+
+/// Number of multiples of k in [first, last], k ≥ 1.
+std::uint64_t multiples_in(std::uint64_t first, std::uint64_t last, std::uint64_t k) {
+  const std::uint64_t up_to_last = last / k + 1;  // multiples in [0, last]
+  const std::uint64_t below_first = first == 0 ? 0 : (first - 1) / k + 1;
+  return up_to_last - below_first;
+}
+
+/// Parses one chunk's payload into `file`. `where` prefixes every message ("chunk 4 (inputs)
+/// at byte 312").
+class ChunkParser {
+ public:
+  explicit ChunkParser(ReplayFile& file) : file_(file) {}
+
+  Status parse(ChunkType type, std::uint64_t first, std::uint64_t last,
+               std::span<const std::byte> payload, std::uint64_t offset, const std::string& where) {
+    const bool have_header = chunks_ > 0;
+    ++chunks_;
+    if (!have_header && type != ChunkType::header) return fail(where, ": the first chunk must be the header");
+    if (have_header && type == ChunkType::header) return fail(where, ": a second header");
+    if (file_.end) return fail(where, ": data after the end record");
+    if (need_start_snapshot_ && type != ChunkType::start_snapshot) {
+      return fail(where, ": the start snapshot must follow the header");
+    }
+    ByteReader in(payload);
+    switch (type) {
+      case ChunkType::header: return parse_header(in, first, last, where);
+      case ChunkType::start_snapshot:
+        if (!need_start_snapshot_) return fail(where, ": a start snapshot in a replay that starts at tick 0");
+        if (first != file_.header.start_tick || last != first) return fail(where, ": ticks out of order");
+        file_.start_snapshot.assign(payload.begin(), payload.end());
+        need_start_snapshot_ = false;
+        return {};
+      case ChunkType::inputs: return parse_inputs(in, first, last, where);
+      case ChunkType::hashes: return parse_hashes(in, first, last, where);
+      case ChunkType::keyframe:
+        if (first != last || first <= file_.header.start_tick || first > file_.last_tick ||
+            (!file_.keyframes.empty() && first <= file_.keyframes.back().tick)) {
+          return fail(where, ": keyframe tick ", first, " is out of order");
+        }
+        file_.keyframes.push_back({first, offset, {payload.begin(), payload.end()}});
+        return {};
+      case ChunkType::end: {
+        const std::uint64_t hash = in.u64();
+        if (!in.at_end()) return fail(where, ": malformed end record");
+        if (first != last || first != file_.last_tick) {
+          return fail(where, ": ends at tick ", first, " but inputs end at tick ", file_.last_tick);
+        }
+        file_.end = TickHash{first, hash};
+        return {};
+      }
+    }
+    return fail(where, ": unknown chunk type");
+  }
+
+  [[nodiscard]] bool have_header() const { return chunks_ > 0 && !need_start_snapshot_; }
+
+ private:
+  Status parse_header(ByteReader& in, std::uint64_t first, std::uint64_t last, const std::string& where) {
+    ReplayHeader& h = file_.header;
+    h.engine_version = in.text(k_max_text_bytes);
+    h.simulation = in.text(k_max_text_bytes);
+    h.compatibility_id = in.u64();
+    h.build = in.text(k_max_text_bytes);
+    h.seed = in.u64();
+    h.players = in.u32();
+    h.input_bytes = in.u32();
+    h.input_layout = in.text(k_max_text_bytes);
+    h.hash_every = in.u32();
+    h.keyframe_every = in.u32();
+    h.start_tick = in.u64();
+    h.start_hash = in.u64();
+    std::span<const std::byte> config = in.blob(k_max_header_payload_bytes);
+    if (!in.at_end()) return fail(where, ": malformed header");
+    h.config.assign(config.begin(), config.end());
+    if (h.players < 1 || h.players > k_max_players) {
+      return fail(where, ": impossible player count ", h.players, " (1 to ", k_max_players, ")");
+    }
+    if (h.input_bytes < 1 || h.input_bytes > k_max_input_bytes) {
+      return fail(where, ": impossible input size ", h.input_bytes, " bytes (1 to ", k_max_input_bytes, ")");
+    }
+    if (h.start_tick > k_max_ticks) return fail(where, ": impossible start tick ", h.start_tick);
+    if (first != h.start_tick || last != h.start_tick) return fail(where, ": ticks out of order");
+    file_.inputs.assign(h.players, {});
+    file_.last_tick = h.start_tick;
+    need_start_snapshot_ = h.start_tick > 0;
+    return {};
+  }
+
+  Status parse_inputs(ByteReader& in, std::uint64_t first, std::uint64_t last, const std::string& where) {
+    if (first != file_.last_tick + 1 || last < first) {
+      return fail(where, ": ticks ", first, "..", last, " out of order (inputs so far end at tick ",
+                  file_.last_tick, ")");
+    }
+    const std::uint64_t ticks = last - first + 1;
+    if (ticks > k_max_ticks_per_chunk || last > k_max_ticks) {
+      return fail(where, ": impossible tick range ", first, "..", last);
+    }
+    const ReplayHeader& h = file_.header;
+    for (std::uint32_t p = 0; p < h.players; ++p) {
+      const std::uint32_t runs = in.u32();
+      if (!in.ok() || runs < 1 || runs > ticks) {
+        return fail(where, ": impossible run count ", runs, " for player ", p);
+      }
+      // Each run costs at least 4 + input_bytes: bound the count by what the payload can hold.
+      if (runs > in.remaining() / (4 + h.input_bytes)) return fail(where, ": run count ", runs, " overruns the chunk");
+      std::uint64_t tick = first;
+      for (std::uint32_t r = 0; r < runs; ++r) {
+        const std::uint32_t length = in.u32();
+        std::span<const std::byte> input = in.bytes(h.input_bytes);
+        if (!in.ok()) return fail(where, ": truncated input runs");
+        if (length < 1 || length > last - tick + 1) {
+          return fail(where, ": impossible run of ", length, " ticks for player ", p);
+        }
+        file_.inputs[p].push_back({tick, tick + length - 1, {input.begin(), input.end()}});
+        tick += length;
+      }
+      if (tick != last + 1) return fail(where, ": player ", p, "'s runs cover ", tick - first, " of ", ticks, " ticks");
+    }
+    if (!in.at_end()) return fail(where, ": unexpected bytes after the input runs");
+    file_.last_tick = last;
+    return {};
+  }
+
+  Status parse_hashes(ByteReader& in, std::uint64_t first, std::uint64_t last, const std::string& where) {
+    const ReplayHeader& h = file_.header;
+    if (h.hash_every == 0) return fail(where, ": hashes in a replay recorded without them");
+    const std::uint64_t previous = file_.hashes.empty() ? h.start_tick : file_.hashes.back().tick;
+    if (last < first || first <= previous || last > file_.last_tick) {
+      return fail(where, ": hashes for ticks ", first, "..", last, " out of order");
+    }
+    const std::uint64_t expected = multiples_in(first, last, h.hash_every);
+    const std::uint32_t count = in.u32();
+    if (count != expected) return fail(where, ": ", count, " hashes where the range holds ", expected);
+    if (count > in.remaining() / 8) return fail(where, ": hash count ", count, " overruns the chunk");
+    std::uint64_t tick = (first + h.hash_every - 1) / h.hash_every * h.hash_every;
+    for (std::uint32_t i = 0; i < count; ++i, tick += h.hash_every) file_.hashes.push_back({tick, in.u64()});
+    if (!in.at_end()) return fail(where, ": unexpected bytes after the hashes");
+    return {};
+  }
+
+  ReplayFile& file_;
+  std::uint64_t chunks_ = 0;
+  bool need_start_snapshot_ = false;
+};
+
+}  // namespace
+
+Result<ReplayFile> parse_replay(std::span<const std::byte> bytes) {
+  const std::size_t magic_bytes = k_file_magic.size();
+  auto matches_magic = [&](std::size_t n) {
+    return std::memcmp(bytes.data(), k_file_magic.data(), n) == 0;
+  };
+  if (bytes.size() < k_preamble_bytes) {
+    if (bytes.empty()) return fail("empty file: not a lockstep replay file");
+    if (matches_magic(std::min(bytes.size(), magic_bytes))) {
+      return fail("truncated header: the file ends at byte ", bytes.size());
+    }
+    return fail("not a lockstep replay file");
+  }
+  if (!matches_magic(magic_bytes)) return fail("not a lockstep replay file");
+  ByteReader preamble(bytes.subspan(magic_bytes, 8));
+  const std::uint32_t version = preamble.u32();
+  if (version > k_format_version) {
+    return fail("replay format version ", version, " is newer than this build's version ",
+                k_format_version, "; a newer lockstep reads it");
+  }
+  if (version < 1) return fail("replay format version ", version, " is not a version lockstep ever wrote");
+
+  ReplayFile file;
+  file.sizes.header = k_preamble_bytes;
+  ChunkParser parser(file);
+  std::size_t offset = k_preamble_bytes;
+  for (std::uint64_t index = 1; offset < bytes.size() && !file.end; ++index) {
+    const std::size_t remaining = bytes.size() - offset;
+    if (remaining < k_chunk_header_bytes + k_chunk_checksum_bytes) {
+      file.truncated = true;
+      break;
+    }
+    ByteReader head(bytes.subspan(offset, k_chunk_header_bytes));
+    const std::uint32_t type = head.u32();
+    const std::uint32_t length = head.u32();
+    const std::uint64_t first = head.u64();
+    const std::uint64_t last = head.u64();
+    const std::string where = "chunk " + std::to_string(index) + " (" +
+                              std::string(chunk_type_name(type)) + ") at byte " + std::to_string(offset);
+    if (type < 1 || type > static_cast<std::uint32_t>(ChunkType::end)) {
+      return fail("chunk ", index, " at byte ", offset, " has unknown type ", type);
+    }
+    const auto chunk_type = static_cast<ChunkType>(type);
+    if (length > payload_bound(chunk_type)) {
+      return fail(where, " claims an impossible length of ", length, " bytes (the bound is ",
+                  payload_bound(chunk_type), ")");
+    }
+    const std::size_t total = k_chunk_header_bytes + length + k_chunk_checksum_bytes;
+    if (remaining < total) {
+      file.truncated = true;
+      break;
+    }
+    ByteReader tail(bytes.subspan(offset + k_chunk_header_bytes + length, k_chunk_checksum_bytes));
+    const std::uint64_t checksum = tail.u64();
+    if (xxh3_64(bytes.subspan(offset, k_chunk_header_bytes + length)) != checksum) {
+      return fail(where, " fails its checksum");
+    }
+    Status parsed = parser.parse(chunk_type, first, last,
+                                 bytes.subspan(offset + k_chunk_header_bytes, length), offset, where);
+    if (!parsed) return parsed.error();
+    switch (chunk_type) {
+      case ChunkType::header:
+      case ChunkType::start_snapshot: file.sizes.header += total; break;
+      case ChunkType::inputs: file.sizes.inputs += total; break;
+      case ChunkType::hashes: file.sizes.hashes += total; break;
+      case ChunkType::keyframe: file.sizes.keyframes += total; break;
+      case ChunkType::end: file.sizes.end += total; break;
+    }
+    offset += total;
+  }
+  if (file.end && offset < bytes.size()) {
+    return fail("data after the end record at byte ", offset);
+  }
+  if (file.truncated) {
+    file.truncated_at_byte = offset;
+    file.sizes.truncated = bytes.size() - offset;
+  }
+  if (!parser.have_header()) return fail("truncated header: the file ends at byte ", bytes.size());
+  return file;
+}
+
+Result<ReplayFile> read_replay_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return fail("cannot open '", path, "': ", std::strerror(errno));
+  struct stat info {};
+  if (fstat(fileno(f), &info) != 0 || !S_ISREG(info.st_mode)) {
+    std::fclose(f);
+    return fail("'", path, "' is not a regular file");
+  }
+  const auto size = static_cast<std::uint64_t>(info.st_size);
+  if (size > k_max_file_bytes) {
+    std::fclose(f);
+    return fail("'", path, "' is ", size, " bytes, over the ", k_max_file_bytes, "-byte bound");
+  }
+  std::vector<std::byte> bytes(static_cast<std::size_t>(size));
+  const std::size_t got = std::fread(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  if (got != bytes.size()) return fail("cannot read '", path, "'");
+  return parse_replay(bytes);
+}
+
+}  // namespace lockstep::replay

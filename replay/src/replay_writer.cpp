@@ -1,0 +1,221 @@
+#include "lockstep/replay/replay_writer.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "lockstep/engine/byte_io.hpp"
+#include "lockstep/engine/state_hash.hpp"
+
+namespace lockstep::replay {
+
+std::vector<std::byte> encode_header(const ReplayHeader& h) {
+  std::vector<std::byte> out;
+  ByteWriter w(out);
+  w.text(h.engine_version);
+  w.text(h.simulation);
+  w.u64(h.compatibility_id);
+  w.text(h.build);
+  w.u64(h.seed);
+  w.u32(h.players);
+  w.u32(h.input_bytes);
+  w.text(h.input_layout);
+  w.u32(h.hash_every);
+  w.u32(h.keyframe_every);
+  w.u64(h.start_tick);
+  w.u64(h.start_hash);
+  w.blob(h.config);
+  return out;
+}
+
+namespace {
+
+Status write_all(int fd, const std::byte* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail("cannot write the replay: ", std::strerror(errno));
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<ReplayWriter> ReplayWriter::create(const std::string& path, const ReplayHeader& header,
+                                          std::span<const std::byte> start_snapshot) {
+  if (header.players < 1 || header.players > k_max_players || header.input_bytes < 1 ||
+      header.input_bytes > k_max_input_bytes) {
+    return fail("cannot record: players or input size out of range");
+  }
+  if ((header.start_tick > 0) != !start_snapshot.empty()) {
+    return fail("cannot record: a start snapshot goes with a start tick above 0, and only then");
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return fail("cannot create '", path, "': ", std::strerror(errno));
+  ReplayWriter writer(fd, header);
+
+  std::vector<std::byte> preamble;
+  ByteWriter w(preamble);
+  for (char c : k_file_magic) w.u8(static_cast<std::uint8_t>(c));
+  w.u32(k_format_version);
+  w.u32(0);
+  Status status = write_all(fd, preamble.data(), preamble.size());
+  if (!status) return status.error();
+  writer.bytes_written_ += preamble.size();
+  status = writer.write_chunk(ChunkType::header, header.start_tick, header.start_tick, encode_header(header));
+  if (!status) return status.error();
+  if (header.start_tick > 0) {
+    status = writer.write_chunk(ChunkType::start_snapshot, header.start_tick, header.start_tick, start_snapshot);
+    if (!status) return status.error();
+  }
+  return writer;
+}
+
+ReplayWriter::ReplayWriter(int fd, const ReplayHeader& header)
+    : fd_(fd),
+      players_(header.players),
+      input_bytes_(header.input_bytes),
+      hash_every_(header.hash_every),
+      last_tick_(header.start_tick),
+      last_hash_(header.start_hash),
+      pending_first_(header.start_tick + 1) {}
+
+ReplayWriter::ReplayWriter(ReplayWriter&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      players_(other.players_),
+      input_bytes_(other.input_bytes_),
+      hash_every_(other.hash_every_),
+      last_tick_(other.last_tick_),
+      last_hash_(other.last_hash_),
+      pending_first_(other.pending_first_),
+      pending_inputs_(std::move(other.pending_inputs_)),
+      pending_hashes_(std::move(other.pending_hashes_)),
+      chunk_(std::move(other.chunk_)),
+      bytes_written_(other.bytes_written_) {}
+
+ReplayWriter& ReplayWriter::operator=(ReplayWriter&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    players_ = other.players_;
+    input_bytes_ = other.input_bytes_;
+    hash_every_ = other.hash_every_;
+    last_tick_ = other.last_tick_;
+    last_hash_ = other.last_hash_;
+    pending_first_ = other.pending_first_;
+    pending_inputs_ = std::move(other.pending_inputs_);
+    pending_hashes_ = std::move(other.pending_hashes_);
+    chunk_ = std::move(other.chunk_);
+    bytes_written_ = other.bytes_written_;
+  }
+  return *this;
+}
+
+ReplayWriter::~ReplayWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status ReplayWriter::write_chunk(ChunkType type, std::uint64_t first, std::uint64_t last,
+                                 std::span<const std::byte> payload) {
+  if (fd_ < 0) return fail("the replay is already closed");
+  chunk_.clear();
+  ByteWriter w(chunk_);
+  w.u32(static_cast<std::uint32_t>(type));
+  w.u32(static_cast<std::uint32_t>(payload.size()));
+  w.u64(first);
+  w.u64(last);
+  w.bytes(payload);
+  w.u64(xxh3_64(chunk_));
+  Status status = write_all(fd_, chunk_.data(), chunk_.size());
+  if (status) bytes_written_ += chunk_.size();
+  return status;
+}
+
+Status ReplayWriter::add_tick(std::uint64_t tick, std::span<const std::byte> inputs, std::uint64_t hash) {
+  if (tick != last_tick_ + 1) return fail("cannot record tick ", tick, " after tick ", last_tick_);
+  if (inputs.size() != static_cast<std::size_t>(players_) * input_bytes_) {
+    return fail("cannot record tick ", tick, ": ", inputs.size(), " input bytes");
+  }
+  pending_inputs_.insert(pending_inputs_.end(), inputs.begin(), inputs.end());
+  if (hash_every_ > 0 && tick % hash_every_ == 0) pending_hashes_.push_back(hash);
+  last_tick_ = tick;
+  last_hash_ = hash;
+  if (last_tick_ - pending_first_ + 1 >= k_ticks_per_chunk) return flush();
+  return {};
+}
+
+Status ReplayWriter::flush() {
+  if (last_tick_ < pending_first_) return {};
+  const std::uint64_t first = pending_first_;
+  const std::uint64_t last = last_tick_;
+  const std::uint64_t ticks = last - first + 1;
+  const std::size_t stride = static_cast<std::size_t>(players_) * input_bytes_;
+
+  // Inputs, run-length coded per player: a held or idle input costs one run per chunk.
+  std::vector<std::byte> payload;
+  ByteWriter w(payload);
+  for (std::uint32_t p = 0; p < players_; ++p) {
+    const std::size_t count_at = w.size();
+    w.u32(0);
+    std::uint32_t runs = 0;
+    std::uint64_t t = 0;
+    while (t < ticks) {
+      const std::byte* value = pending_inputs_.data() + t * stride + p * input_bytes_;
+      std::uint64_t length = 1;
+      while (t + length < ticks &&
+             std::memcmp(value, pending_inputs_.data() + (t + length) * stride + p * input_bytes_, input_bytes_) == 0) {
+        ++length;
+      }
+      w.u32(static_cast<std::uint32_t>(length));
+      w.bytes({value, input_bytes_});
+      ++runs;
+      t += length;
+    }
+    w.patch_u32(count_at, runs);
+  }
+  Status status = write_chunk(ChunkType::inputs, first, last, payload);
+  if (!status) return status;
+
+  if (!pending_hashes_.empty()) {
+    payload.clear();
+    ByteWriter h(payload);
+    h.u32(static_cast<std::uint32_t>(pending_hashes_.size()));
+    for (std::uint64_t hash : pending_hashes_) h.u64(hash);
+    status = write_chunk(ChunkType::hashes, first, last, payload);
+    if (!status) return status;
+  }
+  pending_inputs_.clear();
+  pending_hashes_.clear();
+  pending_first_ = last + 1;
+  return {};
+}
+
+Status ReplayWriter::add_keyframe(std::uint64_t tick, std::span<const std::byte> snapshot) {
+  if (tick != last_tick_) return fail("a keyframe must be of the last recorded tick");
+  Status status = flush();
+  if (!status) return status;
+  return write_chunk(ChunkType::keyframe, tick, tick, snapshot);
+}
+
+Status ReplayWriter::finish() {
+  Status status = flush();
+  if (!status) return status;
+  std::vector<std::byte> payload;
+  ByteWriter w(payload);
+  w.u64(last_hash_);
+  status = write_chunk(ChunkType::end, last_tick_, last_tick_, payload);
+  if (!status) return status;
+  if (::fsync(fd_) != 0 && errno != EINVAL) return fail("cannot sync the replay: ", std::strerror(errno));
+  ::close(fd_);
+  fd_ = -1;
+  return {};
+}
+
+}  // namespace lockstep::replay
