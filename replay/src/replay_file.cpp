@@ -230,6 +230,12 @@ Result<ReplayFile> parse_replay(std::span<const std::byte> bytes) {
     const std::uint32_t length = head.u32();
     const std::uint64_t first = head.u64();
     const std::uint64_t last = head.u64();
+    const std::uint32_t header_check = head.u32();
+    const auto expected_check = static_cast<std::uint32_t>(
+        xxh3_64(bytes.subspan(offset, k_chunk_header_checked_bytes)) & 0xFFFFFFFFu);
+    if (header_check != expected_check) {
+      return fail("chunk ", index, " at byte ", offset, " has a corrupt header (its check fails)");
+    }
     const std::string where = "chunk " + std::to_string(index) + " (" +
                               std::string(chunk_type_name(type)) + ") at byte " + std::to_string(offset);
     if (type < 1 || type > static_cast<std::uint32_t>(ChunkType::end)) {

@@ -131,6 +131,7 @@ Status ReplayWriter::write_chunk(ChunkType type, std::uint64_t first, std::uint6
   w.u32(static_cast<std::uint32_t>(payload.size()));
   w.u64(first);
   w.u64(last);
+  w.u32(static_cast<std::uint32_t>(xxh3_64(std::span<const std::byte>(chunk_).first(k_chunk_header_checked_bytes)) & 0xFFFFFFFFu));
   w.bytes(payload);
   w.u64(xxh3_64(chunk_));
   Status status = write_all(fd_, chunk_.data(), chunk_.size());

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -37,12 +38,10 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-ProcessResult run_process(const std::string& program, const std::vector<std::string>& args) {
-  // stdout and stderr go to temporary files rather than pipes, so a chatty child can never
-  // block on a full pipe while we wait for it.
-  TempDir dir;
-  const std::string out_path = dir.file("stdout");
-  const std::string err_path = dir.file("stderr");
+namespace {
+
+pid_t spawn(const std::string& program, const std::vector<std::string>& args, const std::string& out_path,
+            const std::string& err_path) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -60,6 +59,10 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
   const int spawned = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) throw std::runtime_error("cannot start " + program);
+  return pid;
+}
+
+ProcessResult reap(pid_t pid, const std::string& out_path, const std::string& err_path) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
   }
@@ -67,6 +70,46 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.out = read_file(out_path);
   result.err = read_file(err_path);
+  return result;
+}
+
+}  // namespace
+
+ProcessResult run_process(const std::string& program, const std::vector<std::string>& args) {
+  // stdout and stderr go to temporary files rather than pipes, so a chatty child can never
+  // block on a full pipe while we wait for it.
+  TempDir dir;
+  const std::string out_path = dir.file("stdout");
+  const std::string err_path = dir.file("stderr");
+  return reap(spawn(program, args, out_path, err_path), out_path, err_path);
+}
+
+RunningProcess::RunningProcess(const std::string& program, const std::vector<std::string>& args) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "lockstep-proc-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dir_ = pattern;
+  out_path_ = dir_ + "/stdout";
+  err_path_ = dir_ + "/stderr";
+  pid_ = spawn(program, args, out_path_, err_path_);
+}
+
+RunningProcess::~RunningProcess() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(dir_, ignored);
+}
+
+void RunningProcess::signal(int signal_number) {
+  if (pid_ > 0) ::kill(pid_, signal_number);
+}
+
+ProcessResult RunningProcess::finish() {
+  ProcessResult result = reap(pid_, out_path_, err_path_);
+  pid_ = -1;
   return result;
 }
 

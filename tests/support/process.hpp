@@ -21,6 +21,23 @@ struct ProcessResult {
 /// Runs `program` with `args` (no shell), waits for it, and returns what it printed.
 ProcessResult run_process(const std::string& program, const std::vector<std::string>& args);
 
+/// A process started without waiting for it; `finish` waits (optionally after a signal).
+class RunningProcess {
+ public:
+  RunningProcess(const std::string& program, const std::vector<std::string>& args);
+  ~RunningProcess();  ///< kills and reaps the process if it is still running
+  RunningProcess(const RunningProcess&) = delete;
+  RunningProcess& operator=(const RunningProcess&) = delete;
+  void signal(int signal_number);
+  ProcessResult finish();
+
+ private:
+  int pid_ = -1;
+  std::string out_path_;
+  std::string err_path_;
+  std::string dir_;
+};
+
 /// A fresh, empty temporary directory, removed when the object dies.
 class TempDir {
  public:

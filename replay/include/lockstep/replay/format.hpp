@@ -14,8 +14,12 @@ inline constexpr std::string_view k_file_magic = "LOCKSTEP";
 inline constexpr std::uint32_t k_format_version = 1;
 /// Magic (8) + format version (u32) + reserved (u32).
 inline constexpr std::size_t k_preamble_bytes = 16;
-/// Type (u32) + payload length (u32) + first tick (u64) + last tick (u64).
-inline constexpr std::size_t k_chunk_header_bytes = 24;
+/// Type (u32) + payload length (u32) + first tick (u64) + last tick (u64) + header check (u32:
+/// the low half of XXH3-64 over the 24 bytes before it). The header check lets a reader tell a
+/// chunk cut short by a crash (its header intact, its payload incomplete) from a corrupted
+/// length that only looks like one.
+inline constexpr std::size_t k_chunk_header_bytes = 28;
+inline constexpr std::size_t k_chunk_header_checked_bytes = 24;
 /// The XXH3-64 that closes every chunk.
 inline constexpr std::size_t k_chunk_checksum_bytes = 8;
 

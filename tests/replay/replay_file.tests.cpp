@@ -1,0 +1,271 @@
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "lockstep/engine/byte_io.hpp"
+#include "lockstep/engine/state_hash.hpp"
+#include "lockstep/replay/player.hpp"
+#include "lockstep/replay/replay_file.hpp"
+#include "lockstep/replay/replay_writer.hpp"
+#include "process.hpp"
+#include "sessions.hpp"
+
+using namespace lockstep;
+using namespace lockstep::replay;
+using lockstep::testing::read_file;
+using lockstep::testing::record_session;
+using lockstep::testing::small_arena;
+using lockstep::testing::TempDir;
+
+namespace {
+
+std::vector<std::byte> bytes_of(const std::string& path) {
+  const std::string text = read_file(path);
+  std::vector<std::byte> out(text.size());
+  std::memcpy(out.data(), text.data(), text.size());
+  return out;
+}
+
+std::string parse_error(const std::vector<std::byte>& bytes) {
+  Result<ReplayFile> file = parse_replay(bytes);
+  return file.ok() ? std::string("parsed") : file.error().message;
+}
+
+/// Offsets of every chunk: [start, end) per chunk, in file order.
+std::vector<std::pair<std::size_t, std::size_t>> chunk_spans(const std::vector<std::byte>& bytes) {
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  std::size_t at = k_preamble_bytes;
+  while (at + k_chunk_header_bytes <= bytes.size()) {
+    ByteReader r(std::span<const std::byte>(bytes).subspan(at + 4, 4));
+    const std::size_t end = at + k_chunk_header_bytes + r.u32() + k_chunk_checksum_bytes;
+    spans.emplace_back(at, end);
+    at = end;
+  }
+  return spans;
+}
+
+/// Rewrites a chunk header's check after an edit to it, so only the edit is wrong.
+void reseal_header(std::vector<std::byte>& bytes, std::size_t at) {
+  const std::uint64_t check = xxh3_64(std::span<const std::byte>(bytes).subspan(at, k_chunk_header_checked_bytes));
+  for (int i = 0; i < 4; ++i) {
+    bytes[at + k_chunk_header_checked_bytes + static_cast<std::size_t>(i)] = static_cast<std::byte>((check >> (8 * i)) & 0xFF);
+  }
+}
+
+/// Rewrites a chunk's header check and trailing checksum after an edit, so only the edit is wrong.
+void reseal(std::vector<std::byte>& bytes, std::pair<std::size_t, std::size_t> span) {
+  reseal_header(bytes, span.first);
+  const std::size_t body = span.second - span.first - k_chunk_checksum_bytes;
+  const std::uint64_t checksum = xxh3_64(std::span<const std::byte>(bytes).subspan(span.first, body));
+  for (int i = 0; i < 8; ++i) bytes[span.first + body + static_cast<std::size_t>(i)] = static_cast<std::byte>((checksum >> (8 * i)) & 0xFF);
+}
+
+}  // namespace
+
+TEST_CASE("a recording parses back to what was recorded", "[replay][format]") {
+  TempDir dir;
+  const std::string path = dir.file("a.lsr");
+  std::vector<std::vector<ButtonInput>> seen;
+  const std::uint64_t final_hash = record_session(
+      path, small_arena(), 5, 250, {1, 100},
+      [&](std::uint64_t, std::vector<ButtonInput>& inputs, Runner<World>&) { seen.push_back(inputs); });
+  Result<ReplayFile> file = read_replay_file(path);
+  REQUIRE(file.ok());
+  CHECK(file->header.simulation == World::k_name);
+  CHECK(file->header.compatibility_id == World::compatibility_id());
+  CHECK(file->header.seed == 5);
+  CHECK(file->header.players == 4);
+  CHECK(file->header.input_bytes == 2);
+  CHECK(file->last_tick == 250);
+  CHECK(file->hashes.size() == 250);
+  REQUIRE(file->end.has_value());
+  CHECK(file->end->tick == 250);
+  CHECK(file->end->hash == final_hash);
+  CHECK_FALSE(file->truncated);
+  REQUIRE(file->keyframes.size() == 2);
+  CHECK(file->keyframes[0].tick == 100);
+  CHECK(file->keyframes[1].tick == 200);
+  CHECK(file->sizes.total() == read_file(path).size());
+  // Inputs: the runs expand back to exactly the inputs stepped.
+  for (std::uint32_t p = 0; p < 4; ++p) {
+    std::uint64_t tick = 1;
+    for (const InputRun& run : file->inputs[p]) {
+      REQUIRE(run.first_tick == tick);
+      for (std::uint64_t t = run.first_tick; t <= run.last_tick; ++t) {
+        const auto decoded = ButtonInput::from_bytes(std::span<const std::byte, 2>(run.input.data(), 2));
+        REQUIRE(decoded == seen[t - 1][p]);
+      }
+      tick = run.last_tick + 1;
+    }
+    CHECK(tick == 251);
+  }
+}
+
+TEST_CASE("held inputs cost almost nothing: a chunk of idle ticks is one run per player",
+          "[replay][format]") {
+  TempDir dir;
+  const std::string path = dir.file("idle.lsr");
+  record_session(path, small_arena(), 1, 600, {0, 0},
+                 [](std::uint64_t, std::vector<ButtonInput>& inputs, Runner<World>&) {
+                   for (ButtonInput& in : inputs) in = ButtonInput{};
+                 });
+  Result<ReplayFile> file = read_replay_file(path);
+  REQUIRE(file.ok());
+  for (const std::vector<InputRun>& runs : file->inputs) CHECK(runs.size() == 10);  // one per 60-tick chunk
+  // 10 chunks × (36 framing + 4 players × (4 count + 4 length + 2 input)) bytes.
+  CHECK(file->sizes.inputs == 10 * (36 + 4 * 10));
+  CHECK(file->hashes.empty());
+}
+
+TEST_CASE("bad files are rejected with their own one-line errors", "[replay][format][errors]") {
+  TempDir dir;
+  const std::string path = dir.file("a.lsr");
+  record_session(path, small_arena(), 5, 130, {1, 60});
+  const std::vector<std::byte> good = bytes_of(path);
+  REQUIRE(parse_error(good) == "parsed");
+  const auto spans = chunk_spans(good);
+  // header, inputs 1-60, hashes, keyframe 60, inputs 61-120, hashes, keyframe 120, inputs, hashes, end
+  REQUIRE(spans.size() == 10);
+
+  SECTION("not a replay") {
+    const std::string text = "definitely not a replay";
+    std::vector<std::byte> bytes(text.size());
+    std::memcpy(bytes.data(), text.data(), text.size());
+    CHECK(parse_error(bytes) == "not a lockstep replay file");
+    CHECK(parse_error({}) == "empty file: not a lockstep replay file");
+  }
+  SECTION("a newer format version names both versions") {
+    std::vector<std::byte> bytes = good;
+    bytes[8] = std::byte{7};
+    CHECK(parse_error(bytes) == "replay format version 7 is newer than this build's version 1; a newer lockstep reads it");
+  }
+  SECTION("a truncated header") {
+    for (std::size_t size : {std::size_t{3}, std::size_t{12}, spans[0].second - 1}) {
+      std::vector<std::byte> bytes(good.begin(), good.begin() + static_cast<long>(size));
+      CHECK_THAT(parse_error(bytes), Catch::StartsWith("truncated header"));
+    }
+  }
+  SECTION("a checksum failure names the chunk and its byte offset") {
+    std::vector<std::byte> bytes = good;
+    bytes[spans[4].first + 30] ^= std::byte{0x40};
+    CHECK(parse_error(bytes) == "chunk 5 (inputs) at byte " + std::to_string(spans[4].first) + " fails its checksum");
+  }
+  SECTION("an impossible length") {
+    std::vector<std::byte> bytes = good;
+    bytes[spans[1].first + 7] = std::byte{0x7F};
+    reseal_header(bytes, spans[1].first);
+    CHECK_THAT(parse_error(bytes), Catch::Contains("claims an impossible length"));
+  }
+  SECTION("a corrupted length is not mistaken for a crash's truncation") {
+    std::vector<std::byte> bytes = good;
+    bytes[spans[1].first + 5] ^= std::byte{0x10};
+    CHECK(parse_error(bytes) == "chunk 2 at byte " + std::to_string(spans[1].first) +
+                                    " has a corrupt header (its check fails)");
+  }
+  SECTION("an impossible count inside a checksummed chunk") {
+    std::vector<std::byte> bytes = good;
+    // The first player's run count in the first inputs chunk, sealed with a valid checksum.
+    bytes[spans[1].first + k_chunk_header_bytes + 3] = std::byte{0x40};
+    reseal(bytes, spans[1]);
+    CHECK_THAT(parse_error(bytes), Catch::Contains("impossible run count"));
+  }
+  SECTION("ticks out of order") {
+    std::vector<std::byte> bytes = good;
+    bytes[spans[4].first + 8] = std::byte{70};  // inputs chunk claims to start at tick 70, not 61
+    reseal(bytes, spans[4]);
+    CHECK_THAT(parse_error(bytes), Catch::Contains("out of order"));
+  }
+  SECTION("an unknown chunk type") {
+    std::vector<std::byte> bytes = good;
+    bytes[spans[2].first] = std::byte{99};
+    reseal_header(bytes, spans[2].first);
+    CHECK_THAT(parse_error(bytes), Catch::Contains("unknown type 99"));
+  }
+  SECTION("data after the end record") {
+    std::vector<std::byte> bytes = good;
+    bytes.push_back(std::byte{0});
+    CHECK_THAT(parse_error(bytes), Catch::Contains("after the end record"));
+  }
+  SECTION("every message is one line") {
+    std::vector<std::byte> bytes = good;
+    bytes[spans[3].first + 40] ^= std::byte{1};
+    const std::string message = parse_error(bytes);
+    CHECK(message.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("a file cut anywhere plays every complete chunk and says where it was cut",
+          "[replay][format][truncation]") {
+  TempDir dir;
+  const std::string path = dir.file("a.lsr");
+  record_session(path, small_arena(), 5, 200, {1, 60});
+  const std::vector<std::byte> good = bytes_of(path);
+  const auto spans = chunk_spans(good);
+  std::uint64_t previous_last_tick = 0;
+  for (std::size_t size = spans[0].second; size < good.size(); ++size) {
+    const std::vector<std::byte> cut(good.begin(), good.begin() + static_cast<long>(size));
+    Result<ReplayFile> file = parse_replay(cut);
+    INFO("cut at byte " << size);
+    REQUIRE(file.ok());
+    // Truncated exactly at a chunk boundary reads as complete chunks without an end record.
+    const bool at_boundary = std::any_of(spans.begin(), spans.end(), [&](auto s) { return s.second == size; });
+    CHECK(file->truncated == !at_boundary);
+    CHECK_FALSE(file->end.has_value());
+    CHECK(file->last_tick >= previous_last_tick);
+    previous_last_tick = file->last_tick;
+    if (file->truncated) {
+      CHECK(file->truncated_at_byte < size);
+      CHECK(std::any_of(spans.begin(), spans.end(), [&](auto s) { return s.first == file->truncated_at_byte; }));
+    }
+  }
+  CHECK(previous_last_tick == 200);
+}
+
+TEST_CASE("every single-byte change to a small recording verifies, or is rejected clearly, or "
+          "desyncs; none crashes",
+          "[replay][format][exhaustive]") {
+  TempDir dir;
+  const std::string path = dir.file("ball.lsr");
+  WorldConfig config = default_world_config(Scene::ball);
+  const std::uint64_t final_hash = record_session(path, config, 9, 90, {1, 30});
+  const std::vector<std::byte> good = bytes_of(path);
+  INFO("file of " << good.size() << " bytes");
+  std::size_t verified = 0;
+  std::size_t rejected = 0;
+  std::size_t desynced = 0;
+  std::vector<std::byte> bytes = good;
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    for (unsigned value = 0; value < 256; ++value) {
+      if (static_cast<std::byte>(value) == good[i]) continue;
+      bytes[i] = static_cast<std::byte>(value);
+      Result<ReplayFile> file = parse_replay(bytes);
+      if (!file) {
+        REQUIRE_FALSE(file.error().message.empty());
+        REQUIRE(file.error().message.find('\n') == std::string::npos);
+        ++rejected;
+        continue;
+      }
+      Result<Player<World>> player = Player<World>::open(std::move(file).value(), false);
+      if (!player) {
+        ++rejected;
+        continue;
+      }
+      Result<PlayOutcome> outcome = player->play_to(player->last_tick());
+      if (!outcome) {
+        ++rejected;
+      } else if (outcome->desync || player->check_start()) {
+        ++desynced;
+      } else {
+        REQUIRE(player->runner().hash() == final_hash);
+        ++verified;
+      }
+    }
+    bytes[i] = good[i];
+  }
+  CHECK(rejected > 0);
+  CHECK(verified + rejected + desynced == good.size() * 255);
+}
