@@ -103,6 +103,7 @@ class CanonicalOutputArchive
   template <class T>
   void write_array(const T* values, std::size_t count) {
     detail::check_canonical_type<T>();
+    if (count == 0) return;
     if constexpr (std::endian::native == std::endian::little && !std::is_same_v<T, bool>) {
       sink_->write(reinterpret_cast<const std::byte*>(values), count * sizeof(T));
     } else {
@@ -142,6 +143,7 @@ class CanonicalInputArchive
   void read_array(T* values, std::size_t count) {
     detail::check_canonical_type<T>();
     if (count > remaining() / sizeof(T)) throw cereal::Exception("array runs past the end");
+    if (count == 0) return;  // an empty vector's data() may be null, which memcpy must not see
     if constexpr (std::endian::native == std::endian::little && !std::is_same_v<T, bool>) {
       std::memcpy(values, take(count * sizeof(T)), count * sizeof(T));
     } else {
