@@ -79,7 +79,7 @@ Result<ReplayWriter> ReplayWriter::create(const std::string& path, const ReplayH
 }
 
 ReplayWriter::ReplayWriter(int fd, const ReplayHeader& header)
-    : fd_(fd),
+    : fd_(UniqueFd(fd)),
       players_(header.players),
       input_bytes_(header.input_bytes),
       hash_every_(header.hash_every),
@@ -87,44 +87,14 @@ ReplayWriter::ReplayWriter(int fd, const ReplayHeader& header)
       last_hash_(header.start_hash),
       pending_first_(header.start_tick + 1) {}
 
-ReplayWriter::ReplayWriter(ReplayWriter&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      players_(other.players_),
-      input_bytes_(other.input_bytes_),
-      hash_every_(other.hash_every_),
-      last_tick_(other.last_tick_),
-      last_hash_(other.last_hash_),
-      pending_first_(other.pending_first_),
-      pending_inputs_(std::move(other.pending_inputs_)),
-      pending_hashes_(std::move(other.pending_hashes_)),
-      chunk_(std::move(other.chunk_)),
-      bytes_written_(other.bytes_written_) {}
-
-ReplayWriter& ReplayWriter::operator=(ReplayWriter&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-    players_ = other.players_;
-    input_bytes_ = other.input_bytes_;
-    hash_every_ = other.hash_every_;
-    last_tick_ = other.last_tick_;
-    last_hash_ = other.last_hash_;
-    pending_first_ = other.pending_first_;
-    pending_inputs_ = std::move(other.pending_inputs_);
-    pending_hashes_ = std::move(other.pending_hashes_);
-    chunk_ = std::move(other.chunk_);
-    bytes_written_ = other.bytes_written_;
-  }
-  return *this;
-}
-
-ReplayWriter::~ReplayWriter() {
+void ReplayWriter::UniqueFd::close() {
   if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
 }
 
 Status ReplayWriter::write_chunk(ChunkType type, std::uint64_t first, std::uint64_t last,
                                  std::span<const std::byte> payload) {
-  if (fd_ < 0) return fail("the replay is already closed");
+  if (fd_.get() < 0) return fail("the replay is already closed");
   chunk_.clear();
   ByteWriter w(chunk_);
   w.u32(static_cast<std::uint32_t>(type));
@@ -134,7 +104,7 @@ Status ReplayWriter::write_chunk(ChunkType type, std::uint64_t first, std::uint6
   w.u32(static_cast<std::uint32_t>(xxh3_64(std::span<const std::byte>(chunk_).first(k_chunk_header_checked_bytes)) & 0xFFFFFFFFu));
   w.bytes(payload);
   w.u64(xxh3_64(chunk_));
-  Status status = write_all(fd_, chunk_.data(), chunk_.size());
+  Status status = write_all(fd_.get(), chunk_.data(), chunk_.size());
   if (status) bytes_written_ += chunk_.size();
   return status;
 }
@@ -213,9 +183,8 @@ Status ReplayWriter::finish() {
   w.u64(last_hash_);
   status = write_chunk(ChunkType::end, last_tick_, last_tick_, payload);
   if (!status) return status;
-  if (::fsync(fd_) != 0 && errno != EINVAL) return fail("cannot sync the replay: ", std::strerror(errno));
-  ::close(fd_);
-  fd_ = -1;
+  if (::fsync(fd_.get()) != 0 && errno != EINVAL) return fail("cannot sync the replay: ", std::strerror(errno));
+  fd_.close();
   return {};
 }
 

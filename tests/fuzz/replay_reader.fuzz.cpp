@@ -6,18 +6,44 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
+#include "lockstep/engine/byte_io.hpp"
 #include "lockstep/engine/canonical_archive.hpp"
+#include "lockstep/engine/state_hash.hpp"
 #include "lockstep/engine/world.hpp"
 #include "lockstep/replay/player.hpp"
 #include "lockstep/replay/replay_file.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace lockstep;
-  using namespace lockstep::replay;
-  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
+namespace {
+
+using namespace lockstep;
+using namespace lockstep::replay;
+
+/// Recomputes every chunk's header check and checksum, so that mutations reach the payload
+/// decoders instead of stopping at the first checksum (which the raw input also exercises).
+std::vector<std::byte> resealed(std::span<const std::byte> in) {
+  std::vector<std::byte> out(in.begin(), in.end());
+  auto put = [&out](std::size_t at, std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out[at + static_cast<std::size_t>(i)] = static_cast<std::byte>((v >> (8 * i)) & 0xFF);
+  };
+  std::size_t at = k_preamble_bytes;
+  while (at + k_chunk_header_bytes + k_chunk_checksum_bytes <= out.size()) {
+    ByteReader head(std::span<const std::byte>(out).subspan(at + 4, 4));
+    const std::size_t length = head.u32();
+    if (length > out.size() - at - k_chunk_header_bytes - k_chunk_checksum_bytes) break;
+    put(at + k_chunk_header_checked_bytes,
+        xxh3_64(std::span<const std::byte>(out).subspan(at, k_chunk_header_checked_bytes)) & 0xFFFFFFFFu, 4);
+    const std::size_t body = k_chunk_header_bytes + length;
+    put(at + body, xxh3_64(std::span<const std::byte>(out).subspan(at, body)), 8);
+    at += body + k_chunk_checksum_bytes;
+  }
+  return out;
+}
+
+void exercise(std::span<const std::byte> bytes) {
   Result<ReplayFile> file = parse_replay(bytes);
-  if (!file) return 0;
+  if (!file) return;
 
   // Keep each run short: worlds of a few thousand bodies at most, a few hundred ticks.
   WorldConfig config;
@@ -25,17 +51,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     CanonicalInputArchive in(file->header.config);
     in(config);
   } catch (const cereal::Exception&) {
-    return 0;
+    return;
   }
-  if (config.arena.bodies > 2000 || config.substeps > 16 || config.arena.ropes * config.arena.rope_links > 2000) return 0;
+  if (config.arena.bodies > 2000 || config.substeps > 16 ||
+      std::uint64_t{config.arena.ropes} * config.arena.rope_links > 2000) {
+    return;
+  }
 
   Result<Player<World>> player = Player<World>::open(std::move(file).value(), true);
-  if (!player) return 0;
+  if (!player) return;
   (void)player->check_start();
   const std::uint64_t last = std::min(player->last_tick(), player->start_tick() + 200);
   Result<PlayOutcome> played = player->play_to(last);
   if (played && !played->desync && player->last_tick() > player->start_tick()) {
     (void)player->seek(player->start_tick() + (last - player->start_tick()) / 2);
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
+  exercise(bytes);
+  exercise(resealed(bytes));
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lockstep/engine/result.hpp"
@@ -22,11 +23,8 @@ class ReplayWriter {
   static Result<ReplayWriter> create(const std::string& path, const ReplayHeader& header,
                                      std::span<const std::byte> start_snapshot);
 
-  ReplayWriter(ReplayWriter&& other) noexcept;
-  ReplayWriter& operator=(ReplayWriter&& other) noexcept;
-  ReplayWriter(const ReplayWriter&) = delete;
-  ReplayWriter& operator=(const ReplayWriter&) = delete;
-  ~ReplayWriter();  ///< closes without an end record (as a crash would): call finish() first
+  /// Destroying a writer closes the file without an end record (as a crash would): call
+  /// finish() first.
 
   /// Adds tick `tick` (the next one): every player's input, `players × input_bytes` bytes in
   /// slot order, and the state hash after it. The hash is kept when the tick is a multiple of
@@ -50,7 +48,24 @@ class ReplayWriter {
   Status write_chunk(ChunkType type, std::uint64_t first, std::uint64_t last,
                      std::span<const std::byte> payload);
 
-  int fd_ = -1;
+  /// Owns a file descriptor: moves, never copies, closes on destruction.
+  class UniqueFd {
+   public:
+    explicit UniqueFd(int fd = -1) : fd_(fd) {}
+    UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    UniqueFd& operator=(UniqueFd&& other) noexcept {
+      std::swap(fd_, other.fd_);
+      return *this;
+    }
+    ~UniqueFd() { close(); }
+    void close();
+    [[nodiscard]] int get() const { return fd_; }
+
+   private:
+    int fd_;
+  };
+
+  UniqueFd fd_;
   std::uint32_t players_ = 0;
   std::uint32_t input_bytes_ = 0;
   std::uint32_t hash_every_ = 1;
