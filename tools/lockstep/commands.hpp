@@ -20,6 +20,9 @@ void add_lab_commands(CLI::App& app, int* exit_code);
 /// Registers `replay`, `info`, `diff` and `regress`.
 void add_replay_commands(CLI::App& app, int* exit_code);
 
+/// Registers `host`, `join` and `spectate`.
+void add_net_commands(CLI::App& app, int* exit_code);
+
 /// Thrown by a command to leave with `error: <message>` on stderr and exit code 2 (or `code`).
 struct CommandError {
   std::string message;

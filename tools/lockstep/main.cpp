@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   add_run_command(app, &exit_code);
   add_lab_commands(app, &exit_code);
   add_replay_commands(app, &exit_code);
+  add_net_commands(app, &exit_code);
 
   // An unknown command is an error even with --help after it, so scripts can probe for commands.
   if (argc > 1 && argv[1][0] != '-' && !is_command(app, argv[1])) {
