@@ -204,9 +204,41 @@ void print_fields(const replay::DiffResult& result, std::size_t max_fields) {
   if (!result.note.empty()) std::printf("  %s\n", result.note.c_str());
 }
 
+/// A desync evidence bundle's state: the snapshot a participant wrote at the desync tick.
+struct BundleState {
+  World world;
+  std::uint64_t tick = 0;
+};
+
+BundleState read_bundle_state(const std::string& folder) {
+  const std::string path = folder + "/state.snapshot";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CommandError{"'" + folder + "' is not a desync evidence folder (no state.snapshot)"};
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string bytes = text.str();
+  BundleState state;
+  Status decoded = decode_snapshot<World>(
+      std::span<const std::byte>(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()), state.world, state.tick);
+  if (!decoded) throw CommandError{"'" + path + "': " + decoded.error().message};
+  return state;
+}
+
 void diff_command(const DiffOptions& options, int* exit_code) {
+  namespace fs = std::filesystem;
   Result<replay::DiffResult> result = fail("no replays");
-  if (options.paths.size() == 2) {
+  if (options.paths.size() == 2 && fs::is_directory(options.paths[0]) && fs::is_directory(options.paths[1])) {
+    // Two desync evidence bundles: their replays hold the same inputs, so the states each
+    // participant actually had at the desync tick are what differ.
+    const BundleState a = read_bundle_state(options.paths[0]);
+    const BundleState b = read_bundle_state(options.paths[1]);
+    replay::DiffResult bundle;
+    bundle.fields = replay::compare_fields(replay::list_fields(a.tick, a.world), replay::list_fields(b.tick, b.world));
+    bundle.identical = bundle.fields.empty();
+    bundle.through_tick = std::min(a.tick, b.tick);
+    bundle.divergence_tick = bundle.report_tick = std::min(a.tick, b.tick);
+    result = bundle;
+  } else if (options.paths.size() == 2) {
     ReplayFile a = read_or_throw(options.paths[0]);
     ReplayFile b = read_or_throw(options.paths[1]);
     note_truncation(options.paths[0], a);
@@ -319,7 +351,8 @@ void add_replay_commands(CLI::App& app, int* exit_code) {
   auto diff_options = std::make_shared<DiffOptions>();
   CLI::App* diff_cmd = app.add_subcommand(
       "diff", "Find the first tick where two replays (or a replay and its re-simulation) differ, field by field");
-  diff_cmd->add_option("files", diff_options->paths, "One replay (against its own recording) or two")
+  diff_cmd->add_option("files", diff_options->paths,
+                       "One replay (against its own recording), two replays, or two desync evidence folders")
       ->required()
       ->expected(1, 2);
   diff_cmd->add_flag("--force", diff_options->force, "Compare even across simulation compatibility ids");

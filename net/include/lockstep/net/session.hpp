@@ -554,8 +554,12 @@ SessionResult run_host(const typename S::Config& config, std::uint64_t seed, con
     // Disconnects: silent players are interrupted, then gone; the host fixes from which tick
     // their input is neutral and relays that decision with every tick.
     for (Remote& r : remotes) {
-      if (r.gone || r.slot == k_no_slot) continue;
+      if (r.gone) continue;
       const auto silent = now - r.last_heard;
+      if (r.slot == k_no_slot) {  // a spectator that went quiet is simply no longer served
+        r.gone = silent > options.timeout_after;
+        continue;
+      }
       SlotStatus& s = slots[r.slot];
       if (silent > options.timeout_after) {
         r.gone = true;
