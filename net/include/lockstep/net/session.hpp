@@ -602,6 +602,10 @@ SessionResult run_host(const typename S::Config& config, std::uint64_t seed, con
           ++stalls;
           stalled_on = me.tick() + 1;
         }
+        // Time sync: a participant that waits is ahead of someone; it gives up the time it
+        // waited instead of rushing to catch up later, and so settles in phase with the
+        // slowest, where nobody waits.
+        if (my_slot != k_no_slot) budget = 0;
         break;
       }
       note_hash(me.tick(), me.hash());
@@ -881,6 +885,7 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
             ++stalls;
             stalled_on = me.tick() + 1;
           }
+          budget = 0;  // time sync, as on the host
           break;
         }
         if (budget > 0) --budget;
