@@ -1,40 +1,67 @@
 #!/usr/bin/env bash
 # The README's first command. On a fresh Debian 12 machine, as root: installs the packages that
-# are missing, builds lockstep (Release) and runs the demo.
+# are missing, builds lockstep (Release) and runs the demo: a networked lockstep session of a
+# host and three bot peers as separate processes on loopback, each recording; one recording
+# verified by re-simulation; every participant's final hash compared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/install-deps.sh
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DLOCKSTEP_BUILD_TESTS=OFF >/dev/null
 cmake --build build/release -j "$(nproc)" --target lockstep
-lockstep=build/release/tools/lockstep
+lockstep=$PWD/build/release/tools/lockstep
 
-replay=$(mktemp -d)/session.lsr
-echo
-echo "== A headless arena session, recorded: 4 bots, 1,000 circles, 4 ropes of 25 links, 1,800 ticks (30 s of play)"
-first=$("$lockstep" run --ticks 1800 --seed 1 --record "$replay" --keyframe-every 600)
-echo "$first"
-
-echo
-echo "== The same session in a second process, with the sync test on every tick"
-second=$("$lockstep" run --ticks 1800 --seed 1 --sync-test)
-echo "$second"
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ticks=1200
 
 echo
-echo "== The recording: described, re-simulated and checked at every tick, then from the keyframe at 1,200"
-"$lockstep" info "$replay"
-verified=$("$lockstep" replay "$replay")
-echo "$verified"
-seeked=$("$lockstep" replay "$replay" --from-tick 1500)
-echo "$seeked"
+echo "== A networked lockstep session on 127.0.0.1:$port: a host and three bot peers, $ticks ticks (20 s),"
+echo "   the arena with 1,000 circles; every process records its own replay. Output: $work"
+"$lockstep" host --port "$port" --players 4 --bot --ticks "$ticks" --record "$work/host.lsr" >"$work/host.out" 2>&1 &
+host=$!
+sleep 0.3
+peers=()
+for p in 1 2 3; do
+  "$lockstep" join "127.0.0.1:$port" --bot --record "$work/peer$p.lsr" >"$work/peer$p.out" 2>&1 &
+  peers+=($!)
+done
+status=0
+wait "$host" || status=$?
+for pid in "${peers[@]}"; do wait "$pid" || status=$?; done
+if [ "$status" != 0 ]; then
+  echo "error: a participant failed (exit $status); see $work/*.out" >&2
+  exit 1
+fi
 
-hash=$(tail -n 1 <<<"$first"); hash=${hash##* }
 echo
-for line in "$(tail -n 1 <<<"$second")" "$verified" "$seeked"; do
-  if [ "${line##* }" != "$hash" ]; then
-    echo "error: '$line' does not end on $hash: determinism is broken" >&2
+echo "== The host's log"
+cat "$work/host.out"
+echo
+echo "== Every participant's last line"
+hash=""
+for who in host peer1 peer2 peer3; do
+  last=$(tail -n 1 "$work/$who.out")
+  printf '%-6s %s\n' "$who" "$last"
+  [ -z "$hash" ] && hash=$last
+  if [ "$last" != "$hash" ]; then
+    echo "error: $who ended on '$last', the host on '$hash'" >&2
     exit 1
   fi
 done
-echo "Every run ended on the same state hash: $hash"
-echo "Next: $lockstep --help, $lockstep diff, $lockstep regress, $lockstep lab ball, $lockstep lab energy --svg energy.svg"
+
+echo
+echo "== Peer 2's recording: described, then re-simulated and checked at every tick"
+"$lockstep" info "$work/peer2.lsr"
+verified=$("$lockstep" replay "$work/peer2.lsr")
+echo "$verified"
+cmp -s "$work/host.lsr" "$work/peer2.lsr" && echo "(byte-identical to the host's recording)"
+
+if [ "${verified##* }" != "${hash##* }" ]; then
+  echo "error: the replay ended on ${verified##* }, the session on ${hash##* }" >&2
+  exit 1
+fi
+echo
+echo "Every participant and the replay ended on the same state hash: ${hash##* }"
+echo "Next: $lockstep --help; $lockstep run --sync-test; $lockstep regress; $lockstep lab ball"
