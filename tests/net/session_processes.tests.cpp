@@ -202,6 +202,9 @@ TEST_CASE("hostile datagrams sent at the host during a session are dropped and c
   bad[4] = std::byte{77};
   send(bad);                                                         // bad version
   send(d);                                                           // unknown address
+  write_hello(d, {MessageType::hello, k_no_slot, 0, 0, 1}, {k_protocol_version, Role::spectator});
+  d[4] = std::byte{9};
+  send(d);                                                           // a hello of protocol version 9
 
   // Join as a spectator to get an address the host knows, then abuse it.
   write_hello(d, {MessageType::hello, k_no_slot, 0, 0, 1}, {k_protocol_version, Role::spectator});
@@ -209,13 +212,17 @@ TEST_CASE("hostile datagrams sent at the host during a session are dropped and c
   std::vector<std::byte> buffer(2048);
   asio::ip::udp::endpoint from;
   std::optional<Welcome> welcome;
+  std::optional<Refuse> refusal;
   for (int i = 0; i < 50 && !welcome; ++i) {
     const std::size_t n = socket.receive_from(asio::buffer(buffer), from);
     const std::span<const std::byte> got(buffer.data(), n);
     Result<Header> h = read_header(got);
     if (h && h->type == MessageType::welcome) welcome = read_welcome(got).value();
+    if (h && h->type == MessageType::refuse) refusal = read_refuse(got).value();
   }
   REQUIRE(welcome.has_value());
+  REQUIRE(refusal.has_value());
+  CHECK(refusal->text == "protocol version 9 is not the host's 1");
   const std::uint64_t session = welcome->session;
   const std::uint64_t token = welcome->token;
   write_update(d, {MessageType::update, k_no_slot, session + 1, token, 10}, {}, 2);
@@ -242,7 +249,7 @@ TEST_CASE("hostile datagrams sent at the host during a session are dropped and c
   for (const std::string& line : h.lines()) {
     if (line.rfind("net (session)", 0) == 0) totals = line;
   }
-  for (const char* reason : {"short 1", "oversized 1", "bad magic 1", "bad version 1", "unknown address 1",
+  for (const char* reason : {"short 1", "oversized 1", "bad magic 1", "bad version 2", "unknown address 1",
                              "wrong session 1", "forged slot 1", "bad token 1", "stale 1", "spectator inputs 1"}) {
     CHECK_THAT(totals, Catch::Contains(reason));
   }
@@ -275,4 +282,38 @@ TEST_CASE("a full session refuses a joiner clearly; a vanished host ends its pee
   CHECK_THAT(nobody.err, Catch::StartsWith("error: no answer from the host"));
   const ProcessResult bad = run_process(k_lockstep, {"join", "nonsense", "--bot"});
   CHECK(bad.exit_code == 2);
+}
+
+TEST_CASE("joiners waiting for the others are kept alive, and a silent claimant frees its slot",
+          "[net][processes][handshake]") {
+  using namespace lockstep::net;
+  namespace asio = boost::asio;
+  const std::uint16_t port = free_udp_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  RunningProcess host(k_lockstep, {"host", "--port", std::to_string(port), "--players", "4", "--bot", "--ticks", "120",
+                                   "--timeout-ms", "800"});
+  pause_ms(200);
+  RunningProcess early(k_lockstep, {"join", at, "--bot", "--timeout-ms", "800"});
+  pause_ms(500);
+  // Someone claims a slot and says nothing more.
+  asio::io_context io;
+  asio::ip::udp::socket socket(io, asio::ip::udp::endpoint(asio::ip::udp::v4(), 0));
+  std::vector<std::byte> d;
+  write_hello(d, {MessageType::hello, k_no_slot, 0, 0, 1}, {k_protocol_version, Role::player});
+  socket.send_to(asio::buffer(d.data(), d.size()), asio::ip::udp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  pause_ms(2000);  // longer than every timeout: the early joiner must still be there
+  RunningProcess late1(k_lockstep, {"join", at, "--bot", "--timeout-ms", "800"});
+  RunningProcess late2(k_lockstep, {"join", at, "--bot", "--timeout-ms", "800"});
+  const ProcessResult h = host.finish();
+  std::vector<ProcessResult> peers = {early.finish(), late1.finish(), late2.finish()};
+  INFO(h.out << h.err);
+  CHECK(h.exit_code == 0);
+  CHECK(std::regex_match(h.last_line(), std::regex("tick 120 hash [0-9a-f]{16}")));
+  for (const ProcessResult& p : peers) {
+    INFO(p.out << p.err);
+    CHECK(p.exit_code == 0);
+    CHECK(p.last_line() == h.last_line());
+  }
+  CHECK_THAT(h.out, Catch::Contains("player 2 went silent before the start; the slot is free"));
+  CHECK_THAT(h.out, Catch::Contains("player 2 joined"));
 }

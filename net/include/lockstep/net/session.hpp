@@ -328,6 +328,13 @@ SessionResult run_host(const typename S::Config& config, std::uint64_t seed, con
   const std::uint32_t delay = options.input_delay;
   const std::uint8_t my_slot = options.relay ? k_no_slot : 0;
   std::vector<std::byte> config_bytes = canonical_bytes(config);
+  if (config_bytes.size() > k_max_config_bytes) {
+    return failed(Outcome::refused, "the configuration is " + std::to_string(config_bytes.size()) +
+                                        " bytes, more than a welcome datagram carries");
+  }
+  // Relays carry as many ticks as fit in one datagram with every player's input.
+  const std::uint64_t relay_ticks = std::min<std::uint64_t>(
+      k_max_ticks_per_datagram, (k_max_datagram_bytes - k_header_bytes - 64 - 9 * players) / (players * k_input_bytes));
 
   struct Remote {
     Endpoint endpoint;
@@ -386,6 +393,16 @@ SessionResult run_host(const typename S::Config& config, std::uint64_t seed, con
   Clock::time_point start_at{};
   auto handle = [&](const Datagram& d) {
     Result<Header> h = read_header(d.bytes);
+    if (!h && h.error().message == "bad version" && d.bytes.size() >= 7 &&
+        std::to_integer<std::uint8_t>(d.bytes[6]) == static_cast<std::uint8_t>(MessageType::hello)) {
+      // A joiner of another protocol version: tell it so rather than leave it waiting.
+      const auto version = static_cast<unsigned>(std::to_integer<unsigned>(d.bytes[4]) | (std::to_integer<unsigned>(d.bytes[5]) << 8));
+      write_refuse(out, header(MessageType::refuse, 0),
+                   {RefuseReason::version, "protocol version " + std::to_string(version) + " is not the host's " +
+                                               std::to_string(k_protocol_version)});
+      transport.send(d.from, out);
+      return transport.count_drop("bad version");
+    }
     if (!h) return transport.count_drop(h.error().message);
     if (h->type == MessageType::hello) {
       Result<Hello> hello = read_hello(d.bytes);
@@ -400,6 +417,13 @@ SessionResult run_host(const typename S::Config& config, std::uint64_t seed, con
         write_refuse(out, header(MessageType::refuse, 0),
                      {RefuseReason::version, "protocol version " + std::to_string(hello->protocol_version) +
                                                  " is not the host's " + std::to_string(k_protocol_version)});
+        transport.send(d.from, out);
+        return;
+      }
+      const auto spectators = std::count_if(remotes.begin(), remotes.end(),
+                                            [](const Remote& r) { return r.slot == k_no_slot && !r.gone; });
+      if (hello->role == Role::spectator && spectators >= static_cast<long>(k_max_spectators)) {
+        write_refuse(out, header(MessageType::refuse, 0), {RefuseReason::full, "the session has all the spectators it serves"});
         transport.send(d.from, out);
         return;
       }
@@ -461,9 +485,11 @@ SessionResult run_host(const typename S::Config& config, std::uint64_t seed, con
         const std::uint64_t tick = u->first_tick + i;
         if (tick != held_through[remote->slot] + 1) continue;  // already held, or a gap
         if (tick > me.known_through() + 4096) break;            // absurdly far ahead: ignore
-        const std::span<const std::byte> input(u->inputs.data() + i * k_input_bytes, k_input_bytes);
+        std::span<const std::byte> input(u->inputs.data() + i * k_input_bytes, k_input_bytes);
         if (!Input::from_bytes(std::span<const std::byte, k_input_bytes>(input.data(), k_input_bytes))) {
-          return transport.count_drop("invalid input");
+          // Not an input: the tick gets the neutral one (refusing it would stall everyone).
+          transport.count_drop("invalid input");
+          input = neutral;
         }
         mine.insert(mine.end(), input.begin(), input.end());
         ++held_through[remote->slot];
@@ -482,7 +508,7 @@ SessionResult run_host(const typename S::Config& config, std::uint64_t seed, con
     relay.input_ack = r.slot != k_no_slot ? held_through[r.slot] : 0;
     relay.hash_ack = r.hash_through;
     relay.first_tick = r.relay_ack + 1;
-    const std::uint64_t last = std::min(me.known_through(), r.relay_ack + k_max_ticks_per_datagram);
+    const std::uint64_t last = std::min(me.known_through(), r.relay_ack + relay_ticks);
     for (std::uint64_t t = relay.first_tick; t <= last; ++t) {
       const std::span<const std::byte> inputs = me.inputs_of(t);
       relay.inputs.insert(relay.inputs.end(), inputs.begin(), inputs.end());
@@ -518,7 +544,22 @@ SessionResult run_host(const typename S::Config& config, std::uint64_t seed, con
         start_at = now + options.countdown;
         options.log("host: every slot is filled; tick 1 in " + std::to_string(options.countdown.count()) + " ms");
       } else {
-        for (Remote& r : remotes) r.last_heard = now;  // nobody times out while waiting for others
+        // Waiting for the others: a joiner that went silent frees its slot, and everyone who
+        // waits hears from the host (slot states, no inputs) so it knows the host is there.
+        for (auto it = remotes.begin(); it != remotes.end();) {
+          if (now - it->last_heard > options.timeout_after) {
+            if (it->slot != k_no_slot) slots[it->slot].state = SlotState::waiting;
+            options.log(it->slot == k_no_slot ? "host: a waiting spectator went silent"
+                                              : "host: player " + std::to_string(it->slot) + " went silent before the start; the slot is free");
+            it = remotes.erase(it);
+          } else {
+            ++it;
+          }
+        }
+        if (now - last_send >= std::chrono::milliseconds(100)) {
+          for (Remote& r : remotes) send_relay(r);
+          last_send = now;
+        }
         continue;
       }
     }
@@ -622,6 +663,13 @@ SessionResult run_host(const typename S::Config& config, std::uint64_t seed, con
     }
     stats.maybe_print(options.log, transport, remotes.empty() ? 0.0 : remotes.front().rtt.rtt_ms, delay, stalls, me.tick());
 
+    // Forget the hashes of ticks every player still present has reported (and the host stepped).
+    std::uint64_t all_reported = me.tick();
+    for (const Remote& r : remotes) {
+      if (!r.gone && r.slot != k_no_slot) all_reported = std::min(all_reported, r.hash_through);
+    }
+    reference_hash.erase(reference_hash.begin(), reference_hash.lower_bound(all_reported));
+
     if (desync_tick != 0) {
       if (desync_at == Clock::time_point{}) {
         desync_at = now;
@@ -647,9 +695,16 @@ SessionResult run_host(const typename S::Config& config, std::uint64_t seed, con
       const bool all_acked = std::all_of(remotes.begin(), remotes.end(), [&](const Remote& r) {
         return r.gone || (r.relay_ack >= options.end_tick && (r.slot == k_no_slot || r.hash_through >= options.end_tick));
       });
-      if (all_acked || now - finished_at > std::chrono::seconds(2)) break;
+      if (all_acked || now - finished_at > options.timeout_after) break;
     }
   }
+  for (Remote& r : remotes) {
+    if (!r.gone) {
+      write_bye(out, header(MessageType::bye, r.token), Bye{me.tick()});
+      transport.send(r.endpoint, out);
+    }
+  }
+  transport.flush_due();
   Status finished = me.finish_recording();
   if (!finished) return failed(Outcome::network_failed, finished.error().message);
   stats.maybe_print(options.log, transport, remotes.empty() ? 0.0 : remotes.front().rtt.rtt_ms, delay, stalls, me.tick(), true);
@@ -756,6 +811,7 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
   std::uint64_t desync_tick = 0;
   std::vector<SlotStatus> slot_states(players);
   bool started = false;
+  bool host_finished = false;
   Clock::time_point start_at{};
   Clock::time_point last_heard = Clock::now();
   Clock::time_point last_send{};
@@ -798,7 +854,15 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
         transport.count_drop("wrong session");
         continue;
       }
+      if (h->token != token) {
+        transport.count_drop("bad token");
+        continue;
+      }
       last_heard = Clock::now();
+      if (h->type == MessageType::bye) {
+        host_finished = true;
+        continue;
+      }
       if (h->type == MessageType::start) {
         Result<Start> s = read_start(d.bytes);
         if (s && !started) {
@@ -813,7 +877,7 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
         transport.count_drop("malformed");
         continue;
       }
-      if (!started) {
+      if (!started && !r->inputs.empty()) {  // the start was lost, but the session is running
         started = true;
         start_at = Clock::now();
       }
@@ -857,13 +921,16 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
       stats.maybe_print(options.log, transport, rtt.rtt_ms, delay, stalls, me.tick(), true);
       return result;
     }
-    if (now - last_heard > options.timeout_after) {
+    // A host that has gone (or said goodbye) ends the session here, unless every tick is
+    // already in hand and this participant can finish on its own.
+    if ((now - last_heard > options.timeout_after || host_finished) && me.known_through() < end_tick) {
       (void)me.finish_recording();
       result.tick = me.tick();
       result.hash = me.hash();
-      return failed(Outcome::network_failed, "the host is gone (silent for " +
-                                                 std::to_string(options.timeout_after.count()) + " ms) at tick " +
-                                                 std::to_string(me.tick()) + "; the recording is saved");
+      return failed(Outcome::network_failed,
+                    (host_finished ? std::string("the host ended the session")
+                                   : "the host is gone (silent for " + std::to_string(options.timeout_after.count()) + " ms)") +
+                        " at tick " + std::to_string(me.tick()) + "; the recording is saved");
     }
 
     if (started && now >= start_at) {
@@ -904,7 +971,7 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
     if (me.tick() >= end_tick) {
       if (finished_at == Clock::time_point{}) finished_at = now;
       // Stay until the host holds every hash (so it can check the last ticks too), briefly.
-      if (hash_acked >= end_tick || slot == k_no_slot || now - finished_at > std::chrono::seconds(1)) break;
+      if (hash_acked >= end_tick || slot == k_no_slot || host_finished || now - finished_at > std::chrono::seconds(1)) break;
     }
   }
   for (int i = 0; i < 3; ++i) {

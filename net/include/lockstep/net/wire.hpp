@@ -29,6 +29,8 @@ inline constexpr std::uint32_t k_max_input_bytes = 16;
 inline constexpr std::uint16_t k_max_ticks_per_datagram = 32;
 inline constexpr std::size_t k_max_config_bytes = 1024;
 inline constexpr std::size_t k_max_refusal_text = 200;
+/// Spectators a host serves at most.
+inline constexpr std::uint32_t k_max_spectators = 16;
 /// Slot value of the host when it plays no slot, and of spectators.
 inline constexpr std::uint8_t k_no_slot = 0xFF;
 
