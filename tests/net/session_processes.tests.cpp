@@ -255,7 +255,7 @@ TEST_CASE("hostile datagrams sent at the host during a session are dropped and c
   }
 }
 
-TEST_CASE("a full session refuses a joiner clearly; a vanished host ends its peers with code 3",
+TEST_CASE("a full session refuses a joiner clearly, and a vanished host ends its peers with code 3",
           "[net][processes][refuse]") {
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());

@@ -138,7 +138,7 @@ TEST_CASE("hostile datagrams are refused with the drop reason", "[net][wire][hos
   }
 }
 
-TEST_CASE("--netsim specifications parse or fail with one line", "[net][netsim]") {
+TEST_CASE("netsim specifications parse, or fail with one line", "[net][netsim]") {
   Result<NetSimConfig> c = parse_netsim("loss=0.2,dup=0.1,reorder=0.1,delay=40,jitter=20,seed=7");
   REQUIRE(c.ok());
   CHECK(c->loss == 0.2);

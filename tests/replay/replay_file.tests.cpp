@@ -226,7 +226,7 @@ TEST_CASE("a file cut anywhere plays every complete chunk and says where it was 
 }
 
 TEST_CASE("every single-byte change to a small recording verifies, or is rejected clearly, or "
-          "desyncs; none crashes",
+          "desyncs, and none crashes",
           "[replay][format][exhaustive]") {
   TempDir dir;
   const std::string path = dir.file("ball.lsr");

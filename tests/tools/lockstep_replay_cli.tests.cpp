@@ -145,7 +145,7 @@ TEST_CASE("replay, info and diff answer bad files with one error line and exit c
   }
 }
 
-TEST_CASE("a tampered recording reports the desync tick; diff of two sessions reports the "
+TEST_CASE("a tampered recording reports the desync tick, and diff of two sessions reports the "
           "divergence with fields",
           "[tools][replay][desync]") {
   TempDir dir;
