@@ -129,6 +129,32 @@ TEST_CASE("a peer killed mid-game is detected and the others finish in agreement
   CHECK(std::regex_search(ra.out, std::regex("peer: player [0-9] is gone; neutral from tick [0-9]+")));
 }
 
+TEST_CASE("a peer that quits cleanly is gone at once and the others finish in agreement",
+          "[net][processes][disconnect]") {
+  TempDir dir;
+  const std::string port = std::to_string(free_udp_port());
+  const std::string at = "127.0.0.1:" + port;
+  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "3", "--bot", "--ticks", "300"});
+  pause_ms(200);
+  RunningProcess stays(k_lockstep, {"join", at, "--bot"});
+  RunningProcess leaves(k_lockstep, {"join", at, "--bot", "--record", dir.file("leaver.lsr")});
+  pause_ms(2000);
+  leaves.signal(SIGTERM);
+  const ProcessResult left = leaves.finish();
+  const ProcessResult h = host.finish();
+  const ProcessResult s = stays.finish();
+  INFO(h.out << left.out << left.err);
+  CHECK(left.exit_code == 0);
+  CHECK(std::regex_search(left.out, std::regex("peer: left the session at tick [0-9]+")));
+  CHECK(std::regex_search(h.out, std::regex("host: player [0-9] left; neutral from tick [0-9]+")));
+  CHECK_FALSE(std::regex_search(h.out, std::regex("interrupted")));
+  CHECK(h.exit_code == 0);
+  CHECK(s.exit_code == 0);
+  CHECK(std::regex_match(h.last_line(), std::regex("tick 300 hash [0-9a-f]{16}")));
+  CHECK(s.last_line() == h.last_line());
+  CHECK(run_process(k_lockstep, {"replay", dir.file("leaver.lsr")}).exit_code == 0);
+}
+
 TEST_CASE("a perturbed peer makes every participant stop with the desync tick and evidence that "
           "diff explains",
           "[net][processes][desync]") {

@@ -3,6 +3,8 @@
 // `tick <N> hash <16 hex>`. Exit codes: 0 finished, 1 desync, 2 bad arguments or refused,
 // 3 the network failed.
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -44,8 +46,17 @@ struct NetOptions {
   std::uint32_t timeout_ms = 5000;
 };
 
+// SIGINT and SIGTERM make a participant leave cleanly: a peer says goodbye, a host ends the
+// session; recordings are finished either way.
+std::atomic<bool> g_leave{false};
+extern "C" void request_leave(int) { g_leave.store(true); }
+
 net::SessionOptions<World> session_options(const NetOptions& o) {
   net::SessionOptions<World> s;
+  g_leave.store(false);
+  std::signal(SIGINT, request_leave);
+  std::signal(SIGTERM, request_leave);
+  s.stop_requested = [] { return g_leave.load(); };
   s.port = o.port;
   s.players = o.players;
   s.relay = o.relay;

@@ -74,6 +74,9 @@ struct SessionOptions {
   /// This participant's input for a tick, given its slot and the session seed (bots, or a
   /// person's buttons); called once per tick, in tick order.
   std::function<typename S::Input(std::uint32_t slot, std::uint64_t seed, std::uint64_t tick)> input;
+  /// Polled every loop: true asks this participant to leave now (SIGINT, SIGTERM). A peer says
+  /// goodbye so the host marks it gone at once; a host ends the session for everyone.
+  std::function<bool()> stop_requested;
   /// Status and statistics lines, as they happen.
   std::function<void(const std::string&)> log = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
 };
@@ -690,6 +693,10 @@ SessionResult run_host(const typename S::Config& config, std::uint64_t seed, con
       }
       continue;
     }
+    if (options.stop_requested && options.stop_requested()) {
+      options.log("host: ending the session at tick " + std::to_string(me.tick()));
+      break;
+    }
     if (me.tick() >= options.end_tick) {
       if (finished_at == Clock::time_point{}) finished_at = now;
       const bool all_acked = std::all_of(remotes.begin(), remotes.end(), [&](const Remote& r) {
@@ -907,6 +914,21 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
       if (r->desync_tick != 0 && desync_tick == 0) desync_tick = r->desync_tick;
     }
     const Clock::time_point now = Clock::now();
+
+    if (options.stop_requested && options.stop_requested()) {
+      for (int i = 0; i < 3; ++i) {
+        write_bye(out, Header{MessageType::bye, slot, session, token, ++sequence}, Bye{me.tick()});
+        transport.send(host, out);
+      }
+      transport.flush_due();
+      Status finished = me.finish_recording();
+      if (!finished) return failed(Outcome::network_failed, finished.error().message);
+      options.log(name + ": left the session at tick " + std::to_string(me.tick()));
+      stats.maybe_print(options.log, transport, rtt.rtt_ms, delay, stalls, me.tick(), true);
+      result.tick = me.tick();
+      result.hash = me.hash();
+      return result;
+    }
 
     if (desync_tick != 0) {
       (void)me.finish_recording();
