@@ -742,6 +742,20 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
   std::uint32_t sequence = 0;
   const std::string name = role == Role::spectator ? "spectator" : "peer";
 
+  // The header of a datagram from the host; anything else is dropped and counted.
+  auto header_from_host = [&](const Datagram& d) -> std::optional<Header> {
+    if (d.from != host) {
+      transport.count_drop("unknown address");
+      return std::nullopt;
+    }
+    Result<Header> h = read_header(d.bytes);
+    if (!h) {
+      transport.count_drop(h.error().message);
+      return std::nullopt;
+    }
+    return h.value();
+  };
+
   // --- Handshake: hello until welcome or refusal --------------------------------------------
   std::optional<Welcome> welcome;
   const Clock::time_point asked = Clock::now();
@@ -760,15 +774,8 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
     io.run_for(std::chrono::milliseconds(2));
     transport.flush_due();
     for (const Datagram& d : transport.take_received()) {
-      if (d.from != host) {
-        transport.count_drop("unknown address");
-        continue;
-      }
-      Result<Header> h = read_header(d.bytes);
-      if (!h) {
-        transport.count_drop(h.error().message);
-        continue;
-      }
+      const std::optional<Header> h = header_from_host(d);
+      if (!h) continue;
       if (h->type == MessageType::refuse) {
         Result<Refuse> refusal = read_refuse(d.bytes);
         return failed(Outcome::refused, "refused by the host: " + (refusal ? refusal->text : std::string("(malformed refusal)")));
@@ -828,6 +835,14 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
   Clock::time_point last_frame = Clock::now();
   const auto tick_period = std::chrono::microseconds(1'000'000 / 60);
 
+  auto say_goodbye = [&] {
+    for (int i = 0; i < 3; ++i) {  // three times: a goodbye lost is a 5-second timeout for the rest
+      write_bye(out, Header{MessageType::bye, slot, session, token, ++sequence}, Bye{me.tick()});
+      transport.send(host, out);
+    }
+    transport.flush_due();
+  };
+
   auto send_update = [&] {
     Update u;
     u.relay_ack = me.known_through();
@@ -848,15 +863,8 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
     io.run_for(std::chrono::milliseconds(1));
     transport.flush_due();
     for (const Datagram& d : transport.take_received()) {
-      if (d.from != host) {
-        transport.count_drop("unknown address");
-        continue;
-      }
-      Result<Header> h = read_header(d.bytes);
-      if (!h) {
-        transport.count_drop(h.error().message);
-        continue;
-      }
+      const std::optional<Header> h = header_from_host(d);
+      if (!h) continue;
       if (h->session != session) {
         transport.count_drop("wrong session");
         continue;
@@ -916,11 +924,7 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
     const Clock::time_point now = Clock::now();
 
     if (options.stop_requested && options.stop_requested()) {
-      for (int i = 0; i < 3; ++i) {
-        write_bye(out, Header{MessageType::bye, slot, session, token, ++sequence}, Bye{me.tick()});
-        transport.send(host, out);
-      }
-      transport.flush_due();
+      say_goodbye();
       Status finished = me.finish_recording();
       if (!finished) return failed(Outcome::network_failed, finished.error().message);
       options.log(name + ": left the session at tick " + std::to_string(me.tick()));
@@ -996,11 +1000,7 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
       if (hash_acked >= end_tick || slot == k_no_slot || host_finished || now - finished_at > std::chrono::seconds(1)) break;
     }
   }
-  for (int i = 0; i < 3; ++i) {
-    write_bye(out, Header{MessageType::bye, slot, session, token, ++sequence}, Bye{me.tick()});
-    transport.send(host, out);
-  }
-  transport.flush_due();
+  say_goodbye();
   Status finished = me.finish_recording();
   if (!finished) return failed(Outcome::network_failed, finished.error().message);
   stats.maybe_print(options.log, transport, rtt.rtt_ms, delay, stalls, me.tick(), true);
