@@ -50,6 +50,12 @@ void write_hello(std::vector<std::byte>& out, const Header& h, const Hello& m) {
   ByteWriter w = start_datagram(out, h, MessageType::hello);
   w.u16(m.protocol_version);
   w.u8(static_cast<std::uint8_t>(m.role));
+  w.u64(m.cookie);
+}
+
+void write_challenge(std::vector<std::byte>& out, const Header& h, const Challenge& m) {
+  ByteWriter w = start_datagram(out, h, MessageType::challenge);
+  w.u64(m.cookie);
 }
 
 void write_welcome(std::vector<std::byte>& out, const Header& h, const Welcome& m) {
@@ -120,7 +126,7 @@ Result<Header> read_header(std::span<const std::byte> datagram) {
   if (r.u16() != k_protocol_version) return fail("bad version");
   Header h;
   const std::uint8_t type = r.u8();
-  if (type < 1 || type > static_cast<std::uint8_t>(MessageType::bye)) return fail("unknown type");
+  if (type < 1 || type > static_cast<std::uint8_t>(MessageType::challenge)) return fail("unknown type");
   h.type = static_cast<MessageType>(type);
   h.slot = r.u8();
   h.session = r.u64();
@@ -136,7 +142,15 @@ Result<Hello> read_hello(std::span<const std::byte> datagram) {
   const std::uint8_t role = r.u8();
   if (role > 1) return fail("malformed hello");
   m.role = static_cast<Role>(role);
+  m.cookie = r.u64();
   return finish(r, m, "hello");
+}
+
+Result<Challenge> read_challenge(std::span<const std::byte> datagram) {
+  ByteReader r = payload_of(datagram);
+  Challenge m;
+  m.cookie = r.u64();
+  return finish(r, m, "challenge");
 }
 
 Result<Welcome> read_welcome(std::span<const std::byte> datagram) {

@@ -21,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case MessageType::update: (void)read_update(datagram, 2); break;
     case MessageType::relay: (void)read_relay(datagram, players, 2); break;
     case MessageType::bye: (void)read_bye(datagram); break;
+    case MessageType::challenge: (void)read_challenge(datagram); break;
   }
   return 0;
 }

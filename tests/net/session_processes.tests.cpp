@@ -82,6 +82,40 @@ void check_agreement(const TempDir& dir, const std::vector<ProcessResult>& resul
   CHECK(verified.last_line() == "ok " + ticks + " ticks verified, final hash " + hash);
 }
 
+/// Says hello from `socket` like a joiner, answering the host's challenge; returns the welcome,
+/// and any refusal seen on the way.
+struct RawHandshake {
+  std::optional<lockstep::net::Welcome> welcome;
+  std::optional<lockstep::net::Refuse> refusal;
+  int challenges = 0;
+};
+
+RawHandshake raw_handshake(boost::asio::ip::udp::socket& socket, const boost::asio::ip::udp::endpoint& to,
+                           lockstep::net::Role role) {
+  using namespace lockstep;
+  using namespace lockstep::net;
+  RawHandshake out;
+  std::vector<std::byte> d;
+  write_hello(d, {MessageType::hello, k_no_slot, 0, 0, 1}, {k_protocol_version, role, 0});
+  socket.send_to(boost::asio::buffer(d.data(), d.size()), to);
+  std::vector<std::byte> buffer(2048);
+  boost::asio::ip::udp::endpoint from;
+  for (int i = 0; i < 50 && !out.welcome; ++i) {
+    const std::size_t n = socket.receive_from(boost::asio::buffer(buffer), from);
+    const std::span<const std::byte> got(buffer.data(), n);
+    Result<Header> h = read_header(got);
+    if (!h) continue;
+    if (h->type == MessageType::welcome) out.welcome = read_welcome(got).value();
+    if (h->type == MessageType::refuse) out.refusal = read_refuse(got).value();
+    if (h->type == MessageType::challenge) {
+      ++out.challenges;
+      write_hello(d, {MessageType::hello, k_no_slot, 0, 0, 2}, {k_protocol_version, role, read_challenge(got)->cookie});
+      socket.send_to(boost::asio::buffer(d.data(), d.size()), to);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("a host, three bot peers and a spectator finish 2,000 ticks in agreement with identical "
@@ -233,24 +267,13 @@ TEST_CASE("hostile datagrams sent at the host during a session are dropped and c
   send(d);                                                           // a hello of protocol version 9
 
   // Join as a spectator to get an address the host knows, then abuse it.
-  write_hello(d, {MessageType::hello, k_no_slot, 0, 0, 1}, {k_protocol_version, Role::spectator});
-  send(d);
-  std::vector<std::byte> buffer(2048);
-  asio::ip::udp::endpoint from;
-  std::optional<Welcome> welcome;
-  std::optional<Refuse> refusal;
-  for (int i = 0; i < 50 && !welcome; ++i) {
-    const std::size_t n = socket.receive_from(asio::buffer(buffer), from);
-    const std::span<const std::byte> got(buffer.data(), n);
-    Result<Header> h = read_header(got);
-    if (h && h->type == MessageType::welcome) welcome = read_welcome(got).value();
-    if (h && h->type == MessageType::refuse) refusal = read_refuse(got).value();
-  }
-  REQUIRE(welcome.has_value());
-  REQUIRE(refusal.has_value());
-  CHECK(refusal->text == "protocol version 9 is not the host's 1");
-  const std::uint64_t session = welcome->session;
-  const std::uint64_t token = welcome->token;
+  const RawHandshake joined = raw_handshake(socket, to, Role::spectator);
+  REQUIRE(joined.welcome.has_value());
+  CHECK(joined.challenges == 1);
+  REQUIRE(joined.refusal.has_value());
+  CHECK(joined.refusal->text == "protocol version 9 is not the host's 1");
+  const std::uint64_t session = joined.welcome.value().session;
+  const std::uint64_t token = joined.welcome.value().token;
   write_update(d, {MessageType::update, k_no_slot, session + 1, token, 10}, {}, 2);
   send(d);                                                           // wrong session
   write_update(d, {MessageType::update, 0, session, token, 11}, update, 2);
@@ -321,12 +344,16 @@ TEST_CASE("joiners waiting for the others are kept alive, and a silent claimant 
   pause_ms(200);
   RunningProcess early(k_lockstep, {"join", at, "--bot", "--timeout-ms", "800"});
   pause_ms(500);
-  // Someone claims a slot and says nothing more.
+  // A hello from an address that never answers the challenge claims nothing …
   asio::io_context io;
-  asio::ip::udp::socket socket(io, asio::ip::udp::endpoint(asio::ip::udp::v4(), 0));
+  asio::ip::udp::socket spoofed(io, asio::ip::udp::endpoint(asio::ip::udp::v4(), 0));
   std::vector<std::byte> d;
-  write_hello(d, {MessageType::hello, k_no_slot, 0, 0, 1}, {k_protocol_version, Role::player});
-  socket.send_to(asio::buffer(d.data(), d.size()), asio::ip::udp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  write_hello(d, {MessageType::hello, k_no_slot, 0, 0, 1}, {k_protocol_version, Role::player, 0});
+  const asio::ip::udp::endpoint to(asio::ip::make_address("127.0.0.1"), port);
+  spoofed.send_to(asio::buffer(d.data(), d.size()), to);
+  // … while someone who does claims a slot, and then says nothing more.
+  asio::ip::udp::socket squatter(io, asio::ip::udp::endpoint(asio::ip::udp::v4(), 0));
+  REQUIRE(raw_handshake(squatter, to, Role::player).welcome.has_value());
   pause_ms(2000);  // longer than every timeout: the early joiner must still be there
   RunningProcess late1(k_lockstep, {"join", at, "--bot", "--timeout-ms", "800"});
   RunningProcess late2(k_lockstep, {"join", at, "--bot", "--timeout-ms", "800"});

@@ -26,9 +26,14 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     CHECK(h->sequence == 77);
     CHECK(read_bye(out)->last_tick == 41);
   }
-  SECTION("hello, welcome, refuse, start") {
-    write_hello(out, k_header, {k_protocol_version, Role::spectator});
+  SECTION("hello, challenge, welcome, refuse, start") {
+    write_hello(out, k_header, {k_protocol_version, Role::spectator, 0xC00C1E});
     CHECK(read_hello(out)->role == Role::spectator);
+    CHECK(read_hello(out)->cookie == 0xC00C1E);
+    std::vector<std::byte> challenge;
+    write_challenge(challenge, k_header, {0xC00C1E});
+    CHECK(read_challenge(challenge)->cookie == 0xC00C1E);
+    CHECK(challenge.size() <= out.size());  // never larger than the hello it answers
     Welcome w{1, 5, 6, 4, 2, 60, 3, 2000, 9, {std::byte{1}, std::byte{2}}};
     write_welcome(out, k_header, w);
     Result<Welcome> back = read_welcome(out);

@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include <cstring>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <cereal/archives/json.hpp>
@@ -38,6 +40,7 @@
 #include "lockstep/engine/fixed_clock.hpp"
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/simulation.hpp"
+#include "lockstep/engine/state_hash.hpp"
 #include "lockstep/net/udp_transport.hpp"
 #include "lockstep/net/wire.hpp"
 #include "lockstep/replay/recorder.hpp"
@@ -328,6 +331,7 @@ SessionResult run_host(const typename S::Config& config, std::uint64_t seed, con
   UdpTransport& transport = *bound.value();
 
   const std::uint64_t session = detail::random_u64();
+  const std::uint64_t cookie_secret = detail::random_u64();
   const std::uint32_t delay = options.input_delay;
   const std::uint8_t my_slot = options.relay ? k_no_slot : 0;
   std::vector<std::byte> config_bytes = canonical_bytes(config);
@@ -410,6 +414,18 @@ SessionResult run_host(const typename S::Config& config, std::uint64_t seed, con
     if (h->type == MessageType::hello) {
       Result<Hello> hello = read_hello(d.bytes);
       if (!hello) return transport.count_drop("malformed");
+      // Nothing is given to an address until it proves it receives there: the cookie is a
+      // keyed hash of the address, sent back in a datagram no larger than the hello.
+      const std::string address = d.from.address().to_string() + ":" + std::to_string(d.from.port());
+      std::vector<std::byte> keyed(address.size() + 8);
+      for (int i = 0; i < 8; ++i) keyed[static_cast<std::size_t>(i)] = static_cast<std::byte>((cookie_secret >> (8 * i)) & 0xFF);
+      std::memcpy(keyed.data() + 8, address.data(), address.size());
+      const std::uint64_t cookie = xxh3_64(keyed) | 1;
+      if (hello->cookie != cookie) {
+        write_challenge(out, header(MessageType::challenge, 0), {cookie});
+        transport.send(d.from, out);
+        return;
+      }
       if (Remote* known = find_remote(d.from)) {  // a repeated hello: answer again
         Welcome w{known->slot, known->token, session, players, k_input_bytes, 60, delay, options.end_tick, seed, config_bytes};
         write_welcome(out, header(MessageType::welcome, known->token), w);
@@ -758,6 +774,7 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
 
   // --- Handshake: hello until welcome or refusal --------------------------------------------
   std::optional<Welcome> welcome;
+  std::uint64_t cookie = 0;
   const Clock::time_point asked = Clock::now();
   Clock::time_point last_hello{};
   while (!welcome) {
@@ -767,7 +784,7 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
                                                  std::to_string(host.port()));
     }
     if (now - last_hello > std::chrono::milliseconds(200)) {
-      write_hello(out, Header{MessageType::hello, k_no_slot, 0, 0, ++sequence}, Hello{k_protocol_version, role});
+      write_hello(out, Header{MessageType::hello, k_no_slot, 0, 0, ++sequence}, Hello{k_protocol_version, role, cookie});
       transport.send(host, out);
       last_hello = now;
     }
@@ -776,6 +793,14 @@ SessionResult run_peer(const Endpoint& host, Role role, const SessionOptions<S>&
     for (const Datagram& d : transport.take_received()) {
       const std::optional<Header> h = header_from_host(d);
       if (!h) continue;
+      if (h->type == MessageType::challenge) {
+        Result<Challenge> challenge = read_challenge(d.bytes);
+        if (challenge && cookie != challenge->cookie) {
+          cookie = challenge->cookie;
+          last_hello = {};  // answer at once
+        }
+        continue;
+      }
       if (h->type == MessageType::refuse) {
         Result<Refuse> refusal = read_refuse(d.bytes);
         return failed(Outcome::refused, "refused by the host: " + (refusal ? refusal->text : std::string("(malformed refusal)")));

@@ -42,6 +42,7 @@ enum class MessageType : std::uint8_t {
   update = 5,    ///< peer → host: own inputs not yet acknowledged, hashes, acknowledgement
   relay = 6,     ///< host → peer: every player's inputs not yet acknowledged, slot states
   bye = 7,       ///< either way: leaving now
+  challenge = 8, ///< host → joiner: prove you receive at your address, echo this cookie in a hello
 };
 
 enum class Role : std::uint8_t { player = 0, spectator = 1 };
@@ -59,6 +60,13 @@ struct Header {
 struct Hello {
   std::uint16_t protocol_version = k_protocol_version;
   Role role = Role::player;
+  std::uint64_t cookie = 0;  ///< 0, or the host's challenge echoed back
+};
+
+/// The host's answer to a hello without a valid cookie: no larger than the hello, so a forged
+/// source address gains an attacker nothing, and nothing is allocated until the cookie returns.
+struct Challenge {
+  std::uint64_t cookie = 0;
 };
 
 struct Welcome {
@@ -130,6 +138,7 @@ void write_update(std::vector<std::byte>& out, const Header& h, const Update& m,
 void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, std::uint32_t players,
                  std::uint32_t input_bytes);
 void write_bye(std::vector<std::byte>& out, const Header& h, const Bye& m);
+void write_challenge(std::vector<std::byte>& out, const Header& h, const Challenge& m);
 
 /// Reads and checks the header (magic, version, size bounds). The error is the drop reason:
 /// "short", "oversized", "bad magic", "bad version" or "unknown type".
@@ -143,5 +152,6 @@ Result<Start> read_start(std::span<const std::byte> datagram);
 Result<Update> read_update(std::span<const std::byte> datagram, std::uint32_t input_bytes);
 Result<Relay> read_relay(std::span<const std::byte> datagram, std::uint32_t players, std::uint32_t input_bytes);
 Result<Bye> read_bye(std::span<const std::byte> datagram);
+Result<Challenge> read_challenge(std::span<const std::byte> datagram);
 
 }  // namespace lockstep::net
