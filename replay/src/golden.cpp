@@ -175,7 +175,8 @@ std::string format_golden(const GoldenCase& golden) {
   return out.str();
 }
 
-Result<GoldenOutcome> run_golden(GoldenCase& golden, bool stop_at_divergence) {
+Result<GoldenOutcome> run_golden(GoldenCase& golden, bool stop_at_divergence,
+                                 const std::function<void(std::uint64_t tick)>& progress) {
   const std::uint32_t players = golden.config.players;
   if (golden.inputs_from_bots) {
     std::vector<Bot> bots;
@@ -191,6 +192,7 @@ Result<GoldenOutcome> run_golden(GoldenCase& golden, bool stop_at_divergence) {
   GoldenOutcome outcome;
   std::size_t next_hash = 0;
   for (std::uint64_t t = 1; t <= golden.ticks; ++t) {
+    if (progress && (t & 255u) == 0) progress(t);
     Result<std::uint64_t> hash =
         runner->step(std::span<const ButtonInput>(golden.inputs.data() + (t - 1) * players, players));
     if (!hash) return fail(golden.name, ": ", hash.error().message);

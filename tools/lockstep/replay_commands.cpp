@@ -245,12 +245,14 @@ void diff_command(const DiffOptions& options, int* exit_code) {
     note_truncation(options.paths[1], b);
     Player<World> pa = open_or_throw(std::move(a), options.force);
     Player<World> pb = open_or_throw(std::move(b), options.force);
-    result = replay::diff_replays(pa, pb);
+    Progress progress("diff", std::min(pa.last_tick(), pb.last_tick()));
+    result = replay::diff_replays(pa, pb, [&progress](std::uint64_t tick) { progress.update(tick); });
   } else {
     ReplayFile a = read_or_throw(options.paths[0]);
     note_truncation(options.paths[0], a);
     Player<World> pa = open_or_throw(std::move(a), options.force);
-    result = replay::diff_against_recording(pa);
+    Progress progress("diff", pa.last_tick());
+    result = replay::diff_against_recording(pa, [&progress](std::uint64_t tick) { progress.update(tick); });
   }
   if (!result) throw CommandError{result.error().message, k_exit_failed};
   if (result->identical) {
@@ -295,7 +297,10 @@ void regress_command(const RegressOptions& options, int* exit_code) {
       ++broken;
       continue;
     }
-    Result<replay::GoldenOutcome> outcome = replay::run_golden(golden.value(), !options.update);
+    Progress progress("regress " + name, golden->ticks);
+    Result<replay::GoldenOutcome> outcome =
+        replay::run_golden(golden.value(), !options.update, [&progress](std::uint64_t tick) { progress.update(tick); });
+    progress.finish();
     if (!outcome) {
       std::fprintf(stderr, "error: %s\n", outcome.error().message.c_str());
       ++broken;

@@ -36,7 +36,7 @@ std::string describe_field(std::string_view path) {
 /// Steps both replays from their common start, comparing the state hash after every tick, and
 /// reports the first tick where they differ with every differing field of the two states.
 template <Simulation S>
-Result<DiffResult> diff_replays(Player<S>& a, Player<S>& b) {
+Result<DiffResult> diff_replays(Player<S>& a, Player<S>& b, const ProgressFn& progress = {}) {
   if (a.start_tick() != b.start_tick()) {
     return fail("the replays start at different ticks (", a.start_tick(), " and ", b.start_tick(), ")");
   }
@@ -56,6 +56,7 @@ Result<DiffResult> diff_replays(Player<S>& a, Player<S>& b) {
       return result;
     }
     if (t == last) break;
+    if (progress && (t & 255u) == 0) progress(t);
     Result<std::uint64_t> step_a = a.step();
     Result<std::uint64_t> step_b = b.step();
     if (!step_a) return step_a.error();
@@ -69,10 +70,10 @@ Result<DiffResult> diff_replays(Player<S>& a, Player<S>& b) {
 /// not reproduce, and a field report against the first keyframe at or after it (the recorded
 /// state), when the file has one.
 template <Simulation S>
-Result<DiffResult> diff_against_recording(Player<S>& player) {
+Result<DiffResult> diff_against_recording(Player<S>& player, const ProgressFn& progress = {}) {
   DiffResult result;
   Result<PlayOutcome> outcome = player.seek(player.start_tick());
-  if (outcome && !outcome->desync) outcome = player.play_to(player.last_tick());
+  if (outcome && !outcome->desync) outcome = player.play_to(player.last_tick(), progress);
   if (!outcome) return outcome.error();
   if (!outcome->desync) {
     result.through_tick = player.last_tick();

@@ -15,6 +15,7 @@
 /// seeded bots' inputs into the file; tests never update goldens.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,8 @@ struct GoldenOutcome {
 
 /// Runs a case headless; `fill_inputs` records bot inputs first when the case asks for them.
 /// With `stop_at_divergence` false it runs to the end (to compute fresh hashes for --update).
-Result<GoldenOutcome> run_golden(GoldenCase& golden, bool stop_at_divergence);
+/// `progress`, if given, is called now and then with the tick reached.
+Result<GoldenOutcome> run_golden(GoldenCase& golden, bool stop_at_divergence,
+                                 const std::function<void(std::uint64_t tick)>& progress = {});
 
 }  // namespace lockstep::replay
