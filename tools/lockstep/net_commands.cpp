@@ -17,6 +17,7 @@
 #include "lockstep/engine/bot.hpp"
 #include "lockstep/engine/world.hpp"
 #include "lockstep/net/session.hpp"
+#include "scene_options.hpp"
 
 namespace lockstep::tools {
 namespace {
@@ -28,13 +29,7 @@ struct NetOptions {
   bool relay = false;
   std::uint64_t ticks = 600;
   std::uint32_t input_delay = 2;
-  std::string scene = "arena";
-  std::uint32_t bodies = 0;
-  std::uint32_t substeps = 0;
-  std::uint64_t seed = 1;
-  std::string integrator;
-  CLI::Option* bodies_option = nullptr;
-  CLI::Option* substeps_option = nullptr;
+  SceneOptions scene;
   // everyone
   std::string host;
   bool bot = false;
@@ -128,16 +123,8 @@ net::Endpoint resolve(const std::string& host_port) {
 }
 
 void host_command(const NetOptions& o, int* exit_code) {
-  const std::optional<Scene> scene = parse_scene(o.scene);
-  if (!scene) throw CommandError{"unknown scene '" + o.scene + "'"};
-  WorldConfig config = default_world_config(*scene);
-  config.players = o.players;
-  if (o.bodies_option->count() > 0) config.arena.bodies = o.bodies;
-  if (o.substeps_option->count() > 0) config.substeps = o.substeps;
-  if (!o.integrator.empty()) config.integrator = *parse_integrator(o.integrator);
-  Status valid = validate(config);
-  if (!valid) throw CommandError{valid.error().message};
-  *exit_code = report(net::run_host<World>(config, o.seed, session_options(o)));
+  const WorldConfig config = world_config_from(o.scene, o.players);
+  *exit_code = report(net::run_host<World>(config, o.scene.seed, session_options(o)));
 }
 
 void add_common(CLI::App* cmd, NetOptions& o, bool player) {
@@ -165,12 +152,7 @@ void add_net_commands(CLI::App& app, int* exit_code) {
   host_cmd->add_option("--ticks", host->ticks, "The session ends after this tick (default 600)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
   host_cmd->add_option("--input-delay", host->input_delay, "Input delay D in ticks (default 2)")->check(CLI::Range(0u, 60u));
-  host_cmd->add_option("--scene", host->scene, "arena (default), ball or spring")->check(CLI::IsMember({"arena", "ball", "spring"}));
-  host->bodies_option = host_cmd->add_option("--bodies", host->bodies, "Passive circles in the arena")->check(CLI::Range(0u, k_max_bodies - 2000));
-  host->substeps_option = host_cmd->add_option("--substeps", host->substeps, "Substeps per tick")->check(CLI::Range(1u, k_max_substeps));
-  host_cmd->add_option("--seed", host->seed, "Session seed (default 1)");
-  host_cmd->add_option("--integrator", host->integrator, "explicit, semi-implicit, verlet or rk4")
-      ->check(CLI::IsMember({"explicit", "semi-implicit", "verlet", "rk4"}));
+  add_scene_options(host_cmd, host->scene);
   host_cmd->add_option("--notify-ms", host->notify_ms, "Silence after which a player is reported interrupted (default 1000)")
       ->check(CLI::Range(50u, 600'000u));
   add_common(host_cmd, *host, true);

@@ -17,26 +17,21 @@
 #include "lockstep/engine/world.hpp"
 #include "lockstep/replay/recorder.hpp"
 #include "progress.hpp"
+#include "scene_options.hpp"
 
 namespace lockstep::tools {
 namespace {
 
 struct RunOptions {
-  std::string scene = "arena";
+  SceneOptions scene;
   std::uint64_t ticks = 600;
   std::uint32_t players = 0;
-  std::uint32_t bodies = 0;
-  std::uint32_t substeps = 0;
-  std::uint64_t seed = 1;
-  std::string integrator;
   std::string hash_log;
   bool sync_test = false;
   std::string record;
   std::uint32_t hash_every = 1;
   std::uint32_t keyframe_every = 3600;
   CLI::Option* players_option = nullptr;
-  CLI::Option* bodies_option = nullptr;
-  CLI::Option* substeps_option = nullptr;
 };
 
 // SIGINT and SIGTERM end a run between two ticks, so a recording is finished properly and
@@ -45,35 +40,16 @@ std::atomic<int> g_stop_signal{0};
 
 extern "C" void request_stop(int signal_number) { g_stop_signal.store(signal_number); }
 
-WorldConfig config_from(const RunOptions& options) {
-  const std::optional<Scene> scene = parse_scene(options.scene);
-  if (!scene) throw CommandError{"unknown scene '" + options.scene + "' (arena, ball or spring)"};
-  WorldConfig config = default_world_config(*scene);
-  if (options.players_option->count() > 0) config.players = options.players;
-  if (options.bodies_option->count() > 0) config.arena.bodies = options.bodies;
-  if (options.substeps_option->count() > 0) config.substeps = options.substeps;
-  if (!options.integrator.empty()) {
-    const std::optional<Integrator> integrator = parse_integrator(options.integrator);
-    if (!integrator) {
-      throw CommandError{"unknown integrator '" + options.integrator +
-                         "' (explicit, semi-implicit, verlet or rk4)"};
-    }
-    config.integrator = *integrator;
-  }
-  Status valid = validate(config);
-  if (!valid) throw CommandError{valid.error().message};
-  return config;
-}
-
 void run(const RunOptions& options, int* exit_code) {
-  const WorldConfig config = config_from(options);
+  const WorldConfig config = world_config_from(
+      options.scene, options.players_option->count() > 0 ? std::optional(options.players) : std::nullopt);
   std::ofstream hash_log;
   if (!options.hash_log.empty()) {
     hash_log.open(options.hash_log, std::ios::out | std::ios::trunc);
     if (!hash_log) throw CommandError{"cannot write the hash log '" + options.hash_log + "'"};
   }
 
-  Result<Runner<World>> created = Runner<World>::create(config, options.seed);
+  Result<Runner<World>> created = Runner<World>::create(config, options.scene.seed);
   if (!created) throw CommandError{created.error().message};
   Runner<World>& runner = created.value();
   const World& world = runner.simulation();
@@ -86,7 +62,7 @@ void run(const RunOptions& options, int* exit_code) {
   std::printf("scene %s%s: %u bodies, %u springs, %u rope links, %u players (bots), seed %llu\n",
               std::string(scene_name(config.scene)).c_str(), extent.c_str(), world.body_count(),
               world.spring_count(), world.link_count(), config.players,
-              static_cast<unsigned long long>(options.seed));
+              static_cast<unsigned long long>(options.scene.seed));
   std::printf("stepping %llu ticks at %u Hz, %u substeps, %s integrator%s\n",
               static_cast<unsigned long long>(options.ticks), config.tick_rate_hz, config.substeps,
               std::string(integrator_name(config.integrator)).c_str(),
@@ -94,14 +70,14 @@ void run(const RunOptions& options, int* exit_code) {
   std::fflush(stdout);
 
   std::vector<Bot> bots;
-  for (std::uint32_t p = 0; p < config.players; ++p) bots.emplace_back(options.seed, p);
+  for (std::uint32_t p = 0; p < config.players; ++p) bots.emplace_back(options.scene.seed, p);
   std::vector<ButtonInput> inputs(config.players);
   if (hash_log) hash_log << 0 << ' ' << hash_hex(runner.hash()) << '\n';
 
   std::optional<replay::Recorder<World>> recorder;
   if (!options.record.empty()) {
     Result<replay::Recorder<World>> created_recorder = replay::Recorder<World>::create(
-        options.record, config, options.seed, runner, {options.hash_every, options.keyframe_every});
+        options.record, config, options.scene.seed, runner, {options.hash_every, options.keyframe_every});
     if (!created_recorder) throw CommandError{created_recorder.error().message};
     recorder.emplace(std::move(created_recorder).value());
   }
@@ -164,23 +140,12 @@ void add_run_command(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
       "run", "Run a headless session of bots and print the final state hash");
-  cmd->add_option("--scene", options->scene, "arena (default), ball or spring")
-      ->check(CLI::IsMember({"arena", "ball", "spring"}));
   cmd->add_option("--ticks", options->ticks, "Ticks to step (default 600)")
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000'000}));
   options->players_option = cmd->add_option("--players", options->players,
                                             "Players, each played by a bot (1 to 8)")
                                 ->check(CLI::Range(1u, k_max_players));
-  options->bodies_option =
-      cmd->add_option("--bodies", options->bodies, "Passive circles in the arena (default 1000)")
-          ->check(CLI::Range(0u, k_max_bodies - 2000));
-  options->substeps_option = cmd->add_option("--substeps", options->substeps,
-                                             "Substeps per tick (arena default 8)")
-                                 ->check(CLI::Range(1u, k_max_substeps));
-  cmd->add_option("--seed", options->seed, "Session seed (scene layout and bots; default 1)");
-  cmd->add_option("--integrator", options->integrator,
-                  "explicit, semi-implicit (default), verlet or rk4")
-      ->check(CLI::IsMember({"explicit", "semi-implicit", "verlet", "rk4"}));
+  add_scene_options(cmd, options->scene);
   cmd->add_option("--hash-log", options->hash_log,
                   "Write '<tick> <hash>' for every tick from 0 to N to this file");
   cmd->add_flag("--sync-test", options->sync_test,
