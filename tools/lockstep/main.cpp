@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "lockstep/engine/version.hpp"
 
 namespace {
 
@@ -35,6 +36,8 @@ int main(int argc, char** argv) {
       "Run `lockstep <command> --help` for the options of a command."};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show the help of every command");
+  app.set_version_flag("--version", std::string("lockstep ") + lockstep::engine_version(),
+                       "Print the version and exit");
 
   int exit_code = k_exit_ok;
   add_run_command(app, &exit_code);
@@ -53,6 +56,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "error: %s\n", one_line(e.what()).c_str());
