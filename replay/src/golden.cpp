@@ -10,6 +10,12 @@
 namespace lockstep::replay {
 namespace {
 
+/// Where (tick, player) sits in a case's tick-major inputs. Ticks (at most k_max_golden_ticks) and
+/// players are bounded when parsed, so the index fits a 32-bit size_t too.
+std::size_t input_index(std::uint64_t tick, std::uint32_t players, std::uint64_t player) {
+  return static_cast<std::size_t>(tick * players + player);
+}
+
 bool parse_u64(std::string_view text, std::uint64_t& out, int base = 10) {
   if (text.empty() || text.size() > 20) return false;
   std::uint64_t value = 0;
@@ -91,8 +97,8 @@ Result<GoldenCase> parse_golden(std::string_view text, const std::string& name) 
         continue;
       }
       if (w.size() < 2 || !parse_u64(w[1], number) || number >= k_max_players) return bad("inputs wants a player number");
-      if (runs_by_player.size() <= number) runs_by_player.resize(number + 1);
-      std::vector<ButtonInput>& ticks = runs_by_player[number];
+      if (runs_by_player.size() <= number) runs_by_player.resize(static_cast<std::size_t>(number) + 1);
+      std::vector<ButtonInput>& ticks = runs_by_player[static_cast<std::size_t>(number)];
       for (std::size_t i = 2; i < w.size(); ++i) {
         const std::size_t x = w[i].find('x');
         std::uint64_t length = 0;
@@ -102,7 +108,7 @@ Result<GoldenCase> parse_golden(std::string_view text, const std::string& name) 
             length > k_max_golden_ticks - ticks.size() || (buttons & ~std::uint64_t{ButtonInput::k_defined}) != 0) {
           return bad("bad input run '" + std::string(w[i]) + "' (want <ticks>x<hex buttons>)");
         }
-        ticks.insert(ticks.end(), length, ButtonInput{static_cast<std::uint16_t>(buttons)});
+        ticks.insert(ticks.end(), static_cast<std::size_t>(length), ButtonInput{static_cast<std::uint16_t>(buttons)});
       }
     } else if (key == "hash") {
       std::uint64_t hash = 0;
@@ -124,12 +130,14 @@ Result<GoldenCase> parse_golden(std::string_view text, const std::string& name) 
     if (runs_by_player.size() != golden.config.players) {
       return fail(name, ": inputs for ", runs_by_player.size(), " players, the scene has ", golden.config.players);
     }
-    golden.inputs.resize(golden.ticks * golden.config.players);
+    golden.inputs.resize(input_index(golden.ticks, golden.config.players, 0));
     for (std::size_t p = 0; p < runs_by_player.size(); ++p) {
       if (runs_by_player[p].size() != golden.ticks) {
         return fail(name, ": player ", p, "'s inputs cover ", runs_by_player[p].size(), " of ", golden.ticks, " ticks");
       }
-      for (std::uint64_t t = 0; t < golden.ticks; ++t) golden.inputs[t * golden.config.players + p] = runs_by_player[p][t];
+      for (std::uint64_t t = 0; t < golden.ticks; ++t) {
+        golden.inputs[input_index(t, golden.config.players, p)] = runs_by_player[p][static_cast<std::size_t>(t)];
+      }
     }
   }
   for (const TickHash& h : golden.hashes) {
@@ -154,9 +162,9 @@ std::string format_golden(const GoldenCase& golden) {
     std::uint64_t t = 0;
     int on_line = 0;
     while (t < golden.ticks) {
-      const ButtonInput value = golden.inputs[t * players + p];
+      const ButtonInput value = golden.inputs[input_index(t, players, p)];
       std::uint64_t length = 1;
-      while (t + length < golden.ticks && golden.inputs[(t + length) * players + p] == value) ++length;
+      while (t + length < golden.ticks && golden.inputs[input_index(t + length, players, p)] == value) ++length;
       if (on_line == 0) out << "inputs " << p;
       std::snprintf(hex, sizeof hex, "%04x", value.buttons);
       out << ' ' << length << 'x' << hex;
@@ -181,9 +189,9 @@ Result<GoldenOutcome> run_golden(GoldenCase& golden, bool stop_at_divergence,
   if (golden.inputs_from_bots) {
     std::vector<Bot> bots;
     for (std::uint32_t p = 0; p < players; ++p) bots.emplace_back(golden.seed, p);
-    golden.inputs.resize(golden.ticks * players);
+    golden.inputs.resize(input_index(golden.ticks, players, 0));
     for (std::uint64_t t = 0; t < golden.ticks; ++t) {
-      for (std::uint32_t p = 0; p < players; ++p) golden.inputs[t * players + p] = bots[p].next();
+      for (std::uint32_t p = 0; p < players; ++p) golden.inputs[input_index(t, players, p)] = bots[p].next();
     }
     golden.inputs_from_bots = false;
   }

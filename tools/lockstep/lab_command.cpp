@@ -130,7 +130,7 @@ void lab_energy(const EnergyOptions& options) {
                         {Integrator::velocity_verlet, "#2ca02c"},
                         {Integrator::rk4, "#9467bd"}};
   std::vector<PlotSeries> series;
-  const std::size_t stride = options.steps > 4000 ? options.steps / 4000 : 1;
+  const std::uint64_t stride = options.steps > 4000 ? options.steps / 4000 : 1;
   bool any_large = false;
   for (const Line& line : lines) {
     PlotSeries plot{std::string(integrator_name(line.integrator)), line.colour, {0.0}, {1.0}};

@@ -54,13 +54,13 @@ void run(const RunOptions& options, int* exit_code) {
   Runner<World>& runner = created.value();
   const World& world = runner.simulation();
 
-  std::string extent;
+  char extent[64] = "";
   if (world.params().walls) {
-    extent = " (" + std::to_string(static_cast<long>(world.params().max_px.x)) + "x" +
-             std::to_string(static_cast<long>(world.params().max_px.y)) + " px)";
+    std::snprintf(extent, sizeof extent, " (%ldx%ld px)", static_cast<long>(world.params().max_px.x),
+                  static_cast<long>(world.params().max_px.y));
   }
   std::printf("scene %s%s: %u bodies, %u springs, %u rope links, %u players (bots), seed %llu\n",
-              std::string(scene_name(config.scene)).c_str(), extent.c_str(), world.body_count(),
+              std::string(scene_name(config.scene)).c_str(), extent, world.body_count(),
               world.spring_count(), world.link_count(), config.players,
               static_cast<unsigned long long>(options.scene.seed));
   std::printf("stepping %llu ticks at %u Hz, %u substeps, %s integrator%s\n",

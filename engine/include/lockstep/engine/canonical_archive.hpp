@@ -205,16 +205,31 @@ void CEREAL_LOAD_FUNCTION_NAME(CanonicalInputArchive& ar, cereal::SizeTag<T>& ta
   tag.size = static_cast<Size>(size);
 }
 
+namespace detail {
+
+/// How many elements a cereal::BinaryData spans. cereal counts bytes in a uint64; where size_t is
+/// narrower (32-bit targets) a count that does not fit cannot describe memory, so it is refused.
+template <class T>
+std::size_t binary_count(const cereal::BinaryData<T>& data) {
+  using Element = std::remove_cv_t<std::remove_pointer_t<std::remove_reference_t<T>>>;
+  if constexpr (sizeof(std::size_t) < sizeof(data.size)) {
+    if (data.size > std::numeric_limits<std::size_t>::max()) throw cereal::Exception("binary data larger than memory");
+  }
+  return static_cast<std::size_t>(data.size) / sizeof(Element);
+}
+
+}  // namespace detail
+
 template <class T>
 void CEREAL_SAVE_FUNCTION_NAME(CanonicalOutputArchive& ar, const cereal::BinaryData<T>& data) {
   using Element = std::remove_cv_t<std::remove_pointer_t<std::remove_reference_t<T>>>;
-  ar.write_array(static_cast<const Element*>(data.data), data.size / sizeof(Element));
+  ar.write_array(static_cast<const Element*>(data.data), detail::binary_count(data));
 }
 
 template <class T>
 void CEREAL_LOAD_FUNCTION_NAME(CanonicalInputArchive& ar, cereal::BinaryData<T>& data) {
   using Element = std::remove_cv_t<std::remove_pointer_t<std::remove_reference_t<T>>>;
-  ar.read_array(static_cast<Element*>(data.data), data.size / sizeof(Element));
+  ar.read_array(static_cast<Element*>(data.data), detail::binary_count(data));
 }
 
 }  // namespace lockstep

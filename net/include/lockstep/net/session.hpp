@@ -192,7 +192,7 @@ class Participant {
   [[nodiscard]] std::uint64_t known_through() const { return known_through_; }
   [[nodiscard]] std::uint64_t tick() const { return runner_->tick(); }
   [[nodiscard]] std::uint64_t hash() const { return runner_->hash(); }
-  [[nodiscard]] std::uint64_t hash_at(std::uint64_t tick) const { return hashes_[tick]; }
+  [[nodiscard]] std::uint64_t hash_at(std::uint64_t tick) const { return hashes_[static_cast<std::size_t>(tick)]; }
   [[nodiscard]] std::uint32_t players() const { return players_; }
   [[nodiscard]] std::uint64_t end_tick() const { return end_tick_; }
 
@@ -203,7 +203,7 @@ class Participant {
   }
   [[nodiscard]] std::span<const std::byte> inputs_of(std::uint64_t tick) const {
     const std::size_t stride = players_ * k_input_bytes;
-    return std::span<const std::byte>(log_).subspan((tick - 1) * stride, stride);
+    return std::span<const std::byte>(log_).subspan(static_cast<std::size_t>(tick - 1) * stride, stride);
   }
 
   /// Steps one tick if its inputs are known and the session has not ended.
@@ -363,7 +363,7 @@ SessionResult run_host(const typename S::Config& config, std::uint64_t seed, con
   std::vector<std::byte> neutral(k_input_bytes);
   Input{}.to_bytes(std::span<std::byte, k_input_bytes>(neutral.data(), k_input_bytes));
   for (std::uint32_t p = 0; p < players; ++p) {
-    for (std::uint32_t t = 0; t < delay; ++t) std::copy(neutral.begin(), neutral.end(), held[p].begin() + t * k_input_bytes);
+    for (std::uint32_t t = 0; t < delay; ++t) std::copy(neutral.begin(), neutral.end(), held[p].begin() + static_cast<std::ptrdiff_t>(t * k_input_bytes));
   }
   if (my_slot != k_no_slot) slots[my_slot].state = SlotState::active;
   std::map<std::uint64_t, std::uint64_t> reference_hash;  // tick → the first hash reported for it
