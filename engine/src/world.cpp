@@ -231,6 +231,13 @@ void World::integrate(double h, double drag) {
   }
 }
 
+inline void World::move(std::uint32_t i, double dx, double dy, double inv_h) {
+  pos_x_[i] += dx;
+  pos_y_[i] += dy;
+  vel_x_[i] += dx * inv_h;
+  vel_y_[i] += dy * inv_h;
+}
+
 void World::solve_links(double h, double inv_h) {
   // One XPBD iteration per substep (small steps beat many iterations), links in index order.
   const double inv_h2 = 1.0 / (h * h);

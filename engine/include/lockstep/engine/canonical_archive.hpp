@@ -23,6 +23,8 @@
 #include <cereal/cereal.hpp>
 #include <cereal/types/common.hpp>
 
+#include "lockstep/engine/float_determinism.hpp"
+
 namespace lockstep {
 
 /// Where a CanonicalOutputArchive puts its bytes.

@@ -6,14 +6,17 @@
 /// `v = (v + a·dt)·drag`. The world applies it on the last substep of a tick only, so that a tick
 /// loses exactly one factor of drag whatever the substep count.
 ///
-/// Determinism: only + − × / on doubles, so results are bit-identical across compilers and
-/// optimisation levels as long as -ffp-contract=off holds (it is on every lockstep target).
+/// Determinism: only + − × / on doubles, so results are bit-identical across compilers,
+/// optimisation levels and architectures; the bodies are kept from contraction into fused
+/// multiply-adds even where the includer's flags allow it (float_determinism.hpp).
 
 #include <optional>
 #include <string_view>
 
+#include "lockstep/engine/float_determinism.hpp"
 #include "lockstep/engine/vec2.hpp"
 
+LOCKSTEP_NO_CONTRACTION_BEGIN
 namespace lockstep {
 
 enum class Integrator : unsigned char {
@@ -38,6 +41,7 @@ struct AxisState {
 /// Explicit (forward) Euler: x' = x + v·dt, v' = (v + a(x, v)·dt)·drag.
 template <class Accel>
 constexpr AxisState step_explicit_euler(AxisState s, Accel&& accel, double dt, double drag) {
+  LOCKSTEP_NO_CONTRACTION_HERE
   const double a = accel(s.x, s.v);
   return {s.x + s.v * dt, (s.v + a * dt) * drag};
 }
@@ -45,6 +49,7 @@ constexpr AxisState step_explicit_euler(AxisState s, Accel&& accel, double dt, d
 /// Semi-implicit (symplectic) Euler: v' = (v + a(x, v)·dt)·drag, x' = x + v'·dt.
 template <class Accel>
 constexpr AxisState step_semi_implicit_euler(AxisState s, Accel&& accel, double dt, double drag) {
+  LOCKSTEP_NO_CONTRACTION_HERE
   const double v = (s.v + accel(s.x, s.v) * dt) * drag;
   return {s.x + v * dt, v};
 }
@@ -53,6 +58,7 @@ constexpr AxisState step_semi_implicit_euler(AxisState s, Accel&& accel, double 
 /// The acceleration may depend on position only; velocity is passed for a uniform signature.
 template <class Accel>
 constexpr AxisState step_velocity_verlet(AxisState s, Accel&& accel, double dt, double drag) {
+  LOCKSTEP_NO_CONTRACTION_HERE
   const double a0 = accel(s.x, s.v);
   const double x = s.x + s.v * dt + 0.5 * a0 * dt * dt;
   const double a1 = accel(x, s.v);
@@ -62,6 +68,7 @@ constexpr AxisState step_velocity_verlet(AxisState s, Accel&& accel, double dt, 
 /// Classical RK4 on (x, v) with dx/dt = v, dv/dt = a(x, v); drag scales the final velocity.
 template <class Accel>
 constexpr AxisState step_rk4(AxisState s, Accel&& accel, double dt, double drag) {
+  LOCKSTEP_NO_CONTRACTION_HERE
   const double half = 0.5 * dt;
   const double k1x = s.v;
   const double k1v = accel(s.x, s.v);
@@ -130,3 +137,4 @@ constexpr auto constant_accel(double a) {
 double terminal_speed(double accel, double dt, double drag);
 
 }  // namespace lockstep
+LOCKSTEP_NO_CONTRACTION_END

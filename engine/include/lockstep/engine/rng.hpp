@@ -5,6 +5,9 @@
 
 #include <cstdint>
 
+#include "lockstep/engine/float_determinism.hpp"
+
+LOCKSTEP_NO_CONTRACTION_BEGIN
 namespace lockstep {
 
 class Rng {
@@ -25,7 +28,10 @@ class Rng {
   }
 
   /// Uniform in [lo, hi).
-  constexpr double uniform(double lo, double hi) { return lo + (hi - lo) * next_unit(); }
+  constexpr double uniform(double lo, double hi) {
+    LOCKSTEP_NO_CONTRACTION_HERE
+    return lo + (hi - lo) * next_unit();
+  }
 
   /// Uniform integer in [0, n) for n ≥ 1 (multiply-shift; bias below 2^-32, fine for play).
   constexpr std::uint32_t below(std::uint32_t n) {
@@ -47,3 +53,4 @@ constexpr std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
 }
 
 }  // namespace lockstep
+LOCKSTEP_NO_CONTRACTION_END

@@ -34,6 +34,7 @@
 #include <type_traits>
 
 #include "lockstep/engine/canonical_archive.hpp"
+#include "lockstep/engine/float_determinism.hpp"
 #include "lockstep/engine/result.hpp"
 
 namespace lockstep {

@@ -1,10 +1,13 @@
 #pragma once
 /// A 2D vector of doubles in pixels (or pixels per second, …): +x right, +y down, as on a screen.
 
+#include "lockstep/engine/float_determinism.hpp"
+
+LOCKSTEP_NO_CONTRACTION_BEGIN
 namespace lockstep {
 
 /// Plain value; every operation is one IEEE add, subtract or multiply per component, so results
-/// are the same bits on every compiler that keeps -ffp-contract=off.
+/// are the same bits on every compiler and architecture.
 struct Vec2 {
   double x = 0.0;
   double y = 0.0;
@@ -17,6 +20,10 @@ struct Vec2 {
 };
 
 /// Dot product.
-constexpr double dot(Vec2 a, Vec2 b) { return a.x * b.x + a.y * b.y; }
+constexpr double dot(Vec2 a, Vec2 b) {
+  LOCKSTEP_NO_CONTRACTION_HERE
+  return a.x * b.x + a.y * b.y;
+}
 
 }  // namespace lockstep
+LOCKSTEP_NO_CONTRACTION_END

@@ -185,12 +185,8 @@ class World {
   [[nodiscard]] Status check_limits() const;
 
   /// Moves body i by (dx, dy) and puts the same move into its velocity as (dx, dy) / h.
-  void move(std::uint32_t i, double dx, double dy, double inv_h) {
-    pos_x_[i] += dx;
-    pos_y_[i] += dy;
-    vel_x_[i] += dx * inv_h;
-    vel_y_[i] += dy * inv_h;
-  }
+  /// (Defined in world.cpp, so that its multiply-adds are never compiled under a user's flags.)
+  void move(std::uint32_t i, double dx, double dy, double inv_h);
 
   /// Cells are numbered band by band (k_band_cols columns wide), row by row within a band, so
   /// that the contact sweep walks memory in order and its working set stays small however wide
