@@ -1,6 +1,6 @@
 #include "lockstep/engine/state_hash.hpp"
 
-#define XXH_STATIC_LINKING_ONLY
+// Header-only: the lockstep_xxhash target defines XXH_INLINE_ALL, which also exposes XXH3_state_t.
 #include <xxhash.h>
 
 namespace lockstep {
