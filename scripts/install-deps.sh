@@ -12,6 +12,8 @@ packages=(
   catch2                         # tests (v2.13)
   libcli11-dev                   # command-line parsing
   libbenchmark-dev               # benchmark program
+  g++-12-i686-linux-gnu g++-12-aarch64-linux-gnu g++-12-riscv64-linux-gnu g++-12-s390x-linux-gnu
+  qemu-user                      # scripts/cross-check.sh: the same hashes on four other architectures
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's second command, and what CI runs: builds lockstep twice — g++ at -O0 (Debug) and
 # clang++ at -O2 — with warnings as errors, runs every test in both, and has the clang build's
-# tests compare every tick's hash with the g++ -O0 binary.
+# tests compare every tick's hash with the g++ -O0 binary. Then builds lockstep for i686,
+# aarch64, riscv64 and s390x (g++ -O3) and compares every hash with the clang++ -O2 build's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,3 +22,5 @@ echo "== tests: g++ -O0"
 (cd build/gcc-debug && ctest -j "$jobs" --output-on-failure)
 echo "== tests: clang++ -O2 (with the cross-build comparison against g++ -O0)"
 (cd build/clang-release && ctest -j "$jobs" --output-on-failure)
+echo "== cross-architecture check: the same hashes on i686, aarch64, riscv64 and s390x"
+LOCKSTEP_NATIVE=$PWD/build/clang-release/tools/lockstep ./scripts/cross-check.sh

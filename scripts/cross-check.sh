@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# Proves one hash on every architecture: builds `lockstep` for each target with Debian's cross
+# compilers (toolchains in cmake/toolchains/), runs it — natively for i686, under qemu-user for
+# the others — and compares it with the native x86-64 build:
+#   - every tick's hash of a run of each of the four scenes (the golden cases' configurations);
+#   - every hash the golden cases hold (`lockstep regress` on the target);
+#   - a replay recorded natively verifies on the target (from tick 0 and seeking from a
+#     keyframe), and one recorded on the target verifies natively;
+#   - a networked session of a native host and a target peer over loopback UDP ends on one hash.
+# Prints one line per architecture, `<arch>: identical (<N> hashes compared)` or
+# `<arch>: first divergence at tick <T> in <case>`, and exits 1 on any divergence (2 on a bad
+# argument or a failed build).
+#
+# usage: scripts/cross-check.sh [ARCH...]     (default: i686 aarch64 riscv64 s390x)
+# environment:
+#   LOCKSTEP_NATIVE=PATH        the native lockstep to compare with (default: build/release's,
+#                               built here if missing)
+#   LOCKSTEP_CROSS_TICKS=N      ticks of each scene run and recording (default 2000)
+#   LOCKSTEP_CROSS_GOLDEN=0     skip the golden cases (10,000 ticks each) on the target
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+known=(i686 aarch64 riscv64 s390x)
+archs=("$@")
+[ ${#archs[@]} -eq 0 ] && archs=("${known[@]}")
+for arch in "${archs[@]}"; do
+  case " ${known[*]} " in
+    *" $arch "*) ;;
+    *) echo "error: unknown architecture '$arch' (known: ${known[*]})" >&2; exit 2 ;;
+  esac
+done
+ticks=${LOCKSTEP_CROSS_TICKS:-2000}
+golden=${LOCKSTEP_CROSS_GOLDEN:-1}
+if ! [[ "$ticks" =~ ^[1-9][0-9]*$ ]]; then
+  echo "error: LOCKSTEP_CROSS_TICKS must be a positive integer, not '$ticks'" >&2
+  exit 2
+fi
+
+# --- packages: the project's, cross compilers and qemu-user among them ----------------------
+./scripts/install-deps.sh >/dev/null
+
+# --- builds ---------------------------------------------------------------------------------
+native=${LOCKSTEP_NATIVE:-$root/build/release/tools/lockstep}
+if [ -z "${LOCKSTEP_NATIVE:-}" ]; then
+  echo "cross-check: building the native lockstep (build/release)" >&2
+  cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DLOCKSTEP_BUILD_TESTS=OFF >/dev/null
+  cmake --build build/release -j "$(nproc)" --target lockstep >/dev/null
+fi
+[ -x "$native" ] || { echo "error: no native lockstep at $native" >&2; exit 2; }
+
+build_target() {  # arch -> build/cross/<arch>/tools/lockstep
+  local arch=$1 dir=build/cross/$1
+  mkdir -p "$dir"
+  rm -f "$dir/CMakeCache.txt"  # the toolchain file is read only when the cache is new
+  echo "cross-check: building lockstep for $arch ($dir)" >&2
+  if ! { cmake -S . -B "$dir" --toolchain "$root/cmake/toolchains/$arch-linux-gnu.cmake" \
+           -DCMAKE_BUILD_TYPE=Release -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_WERROR=ON &&
+         cmake --build "$dir" -j "$(nproc)" --target lockstep; } >"$dir/build.log" 2>&1; then
+    tail -n 20 "$dir/build.log" >&2
+    echo "error: the $arch build failed; see $dir/build.log" >&2
+    exit 2
+  fi
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# --- the comparisons, each printing "<hashes compared>" or "divergence <tick> <case>" -------
+scenes=(
+  "arena-1000-semi-implicit|--scene arena --players 4 --bodies 1000 --substeps 8 --integrator semi-implicit --seed 1"
+  "arena-300-verlet|--scene arena --players 4 --bodies 300 --substeps 4 --integrator verlet --seed 2"
+  "ball-rk4|--scene ball --players 2 --substeps 1 --integrator rk4 --seed 3"
+  "spring-explicit|--scene spring --players 1 --substeps 1 --integrator explicit --seed 4"
+)
+
+compare_scene() {  # name args... ; every tick's hash, native against target
+  local name=$1; shift
+  "$native" run "$@" --ticks "$ticks" --hash-log "$work/$name.native" >/dev/null
+  "${target[@]}" run "$@" --ticks "$ticks" --hash-log "$work/$name.target" >/dev/null || true
+  awk -v name="$name" '
+    NR == FNR { want[FNR] = $0; n = FNR; next }
+    { got[FNR] = $0; m = FNR }
+    END {
+      for (i = 1; i <= n; i++) if (!(i in got) || got[i] != want[i]) {
+        split(want[i], f, " "); print "divergence " f[1] " " name; exit }
+      print n }' "$work/$name.native" "$work/$name.target"
+}
+
+compare_golden() {  # every hash the golden cases hold, checked by regress on the target
+  local out held=0 f
+  out=$("${target[@]}" regress "$root/tests/golden" 2>/dev/null || true)
+  if grep -q '^FAIL' <<<"$out"; then
+    grep '^FAIL' <<<"$out" | head -n 1 |
+      sed -E 's/^FAIL ([^:]+): first divergent tick ([0-9]+).*/divergence \2 golden \1/; s/^FAIL ([^:]+):.*/divergence 0 golden \1/'
+    return
+  fi
+  for f in "$root"/tests/golden/*.golden; do held=$((held + $(grep -c '^hash ' "$f"))); done
+  [ "$(grep -c '^PASS' <<<"$out")" -eq "$(ls "$root"/tests/golden/*.golden | wc -l)" ] ||
+    { echo "divergence 0 golden (regress did not run every case)"; return; }
+  echo "$held"
+}
+
+verify_replay() {  # who file label [args]: "<hashes>" from `replay`, or a divergence
+  local who=$1 file=$2 label=$3; shift 3
+  local out
+  out=$("${who}" replay "$file" "$@" 2>&1 | tail -n 1) || true
+  if [[ "$out" =~ ^ok\ ([0-9]+)\ ticks\ verified ]]; then
+    echo "${BASH_REMATCH[1]}"
+  elif [[ "$out" =~ ^desync\ at\ tick\ ([0-9]+) ]]; then
+    echo "divergence ${BASH_REMATCH[1]} $label"
+  else
+    echo "divergence 0 $label ($out)"
+  fi
+}
+
+compare_replays() {  # recorded natively, verified on the target; and the other way
+  local args=(--scene arena --players 4 --bodies 300 --seed 5 --ticks "$ticks" --keyframe-every 500)
+  "$native" run "${args[@]}" --record "$work/native.lsr" >/dev/null
+  "${target[@]}" run "${args[@]}" --record "$work/target.lsr" >/dev/null || true
+  target_replay() { "${target[@]}" "$@"; }
+  verify_replay target_replay "$work/native.lsr" "replay recorded natively"
+  verify_replay target_replay "$work/native.lsr" "replay recorded natively, seeking a keyframe" \
+    --from-tick $((ticks / 2 + 1))
+  verify_replay "$native" "$work/target.lsr" "replay recorded on $arch"
+  # Same seed, same bots: after the header (which names the build) the two recordings — inputs,
+  # hashes, keyframe snapshots — must be the same bytes.
+  local header_native header_target
+  header_native=$("$native" info "$work/native.lsr" | sed -n 's/^size *header \([0-9,]*\),.*/\1/p' | tr -d ,)
+  header_target=$("$native" info "$work/target.lsr" | sed -n 's/^size *header \([0-9,]*\),.*/\1/p' | tr -d ,)
+  if [ -z "$header_native" ] || [ -z "$header_target" ] ||
+     ! cmp -s -i "$header_native:$header_target" "$work/native.lsr" "$work/target.lsr"; then
+    echo "divergence 0 the recordings' bytes after their headers"
+  fi
+}
+
+compare_session() {  # a native host and a target peer over loopback UDP
+  local port; port=$(free_port)
+  local session=(--players 2 --bot --ticks 600 --scene arena --bodies 100 --seed 6)
+  "$native" host --port "$port" "${session[@]}" >"$work/host.out" 2>&1 &
+  local host=$!
+  sleep 0.3
+  "${target[@]}" join "127.0.0.1:$port" --bot >"$work/peer.out" 2>&1 || true
+  wait "$host" || true
+  local a b; a=$(tail -n 1 "$work/host.out"); b=$(tail -n 1 "$work/peer.out")
+  if [[ "$a" =~ ^tick\ ([0-9]+)\ hash && "$a" == "$b" ]]; then
+    echo "${BASH_REMATCH[1]}"  # the host compared the peer's hash at every tick
+  elif [[ "$b" =~ desync\ at\ tick\ ([0-9]+) || "$a" =~ desync\ at\ tick\ ([0-9]+) ]]; then
+    echo "divergence ${BASH_REMATCH[1]} networked session"
+  else
+    echo "divergence 0 networked session (host: $a; peer: $b)"
+  fi
+}
+
+# --- the floating-point rules, for code compiled without lockstep's flags ---------------------
+# i686: an engine header refuses to compile under x87 arithmetic and compiles under SSE2.
+# Others: the engine's inline arithmetic holds no fused multiply-add under g++'s and clang's
+# default contraction, while a plain user `a*b + c` in the same file does (so the probe can see).
+fused='[[:space:]](fmadd|fmsub|fnmadd|fnmsub|fmla|fmls)([.]d)?[[:space:]]|[[:space:]](madbr|msdbr|madb|msdb|wfmadb|wfmsdb|wfnmadb|wfnmsdb)[[:space:]]'
+
+fused_functions() {  # object file -> the functions holding a fused multiply-add, one per line
+  "$triple-objdump" -d -C --no-show-raw-insn "$1" |
+    awk -v fused="$fused" '/^[0-9a-f]+ <.*>:$/ { fn = substr($0, index($0, "<") + 1); sub(/>:$/, "", fn); next }
+                            $0 ~ fused && fn != "" { print fn; fn = "" }'
+}
+
+check_float_rules() {  # prints nothing when the rules hold, else what broke
+  local probe=$root/tests/cross/contraction_probe.cpp out compiler
+  local include=(-I "$root/engine/include")
+  if [ "$arch" = i686 ]; then
+    if out=$("$triple-g++-12" -std=c++20 -fsyntax-only "${include[@]}" "$probe" 2>&1) ||
+       ! grep -q 'excess precision' <<<"$out"; then
+      echo "an engine header compiled under x87 arithmetic"
+    elif ! "$triple-g++-12" -std=c++20 -msse2 -mfpmath=sse -fsyntax-only "${include[@]}" "$probe"; then
+      echo "an engine header did not compile with -msse2 -mfpmath=sse"
+    fi
+    return
+  fi
+  for compiler in "$triple-g++-12" "clang++ --target=$triple"; do
+    # shellcheck disable=SC2086  # "clang++ --target=…" splits on purpose
+    if ! $compiler -std=gnu++20 -O2 "${include[@]}" -c "$probe" -o "$work/probe.o" 2>"$work/probe.log"; then
+      echo "the probe did not compile with $compiler (see $work/probe.log)"
+      return
+    fi
+    out=$(fused_functions "$work/probe.o" | sort -u)
+    if ! grep -q '^probe_user_madd' <<<"$out"; then
+      echo "$compiler fused nothing in the probe, so it cannot show the engine's arithmetic is safe"
+      return
+    fi
+    if grep -qv '^probe_user_madd' <<<"$out"; then
+      echo "$compiler fused a multiply-add in $(grep -v '^probe_user_madd' <<<"$out" | head -n 1)"
+      return
+    fi
+  done
+}
+
+status=0
+for arch in "${archs[@]}"; do
+  build_target "$arch"
+  target=("$root/build/cross/$arch/tools/lockstep")
+  [ "$arch" != i686 ] && target=("qemu-$arch" "${target[@]}")
+  work=$root/build/cross/$arch/check
+  rm -rf "$work" && mkdir -p "$work"
+  triple=$arch-linux-gnu
+  broken=$(check_float_rules)
+  if [ -n "$broken" ]; then
+    echo "$arch: floating-point rules broken: $broken"
+    status=1
+    continue
+  fi
+  echo "cross-check: comparing $arch with the native build" >&2
+
+  results=()
+  for entry in "${scenes[@]}"; do
+    # shellcheck disable=SC2086  # the scene's arguments split on purpose
+    results+=("$(compare_scene "${entry%%|*}" ${entry#*|})")
+  done
+  [ "$golden" = 1 ] && results+=("$(compare_golden)")
+  while IFS= read -r line; do results+=("$line"); done < <(compare_replays)
+  results+=("$(compare_session)")
+
+  compared=0 divergence=""
+  for r in "${results[@]}"; do
+    if [[ "$r" == divergence* ]]; then
+      [ -z "$divergence" ] && divergence=${r#divergence }
+    else
+      compared=$((compared + r))
+    fi
+  done
+  if [ -n "$divergence" ]; then
+    echo "$arch: first divergence at tick ${divergence%% *} in ${divergence#* }"
+    status=1
+  else
+    echo "$arch: identical ($compared hashes compared)"
+  fi
+done
+exit "$status"
