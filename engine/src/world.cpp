@@ -231,7 +231,7 @@ void World::integrate(double h, double drag) {
   }
 }
 
-inline void World::move(std::uint32_t i, double dx, double dy, double inv_h) {
+void World::move(std::uint32_t i, double dx, double dy, double inv_h) {
   pos_x_[i] += dx;
   pos_y_[i] += dy;
   vel_x_[i] += dx * inv_h;

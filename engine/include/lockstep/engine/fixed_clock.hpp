@@ -60,6 +60,7 @@ class FixedClock {
 };
 
 /// Linear interpolation for rendering between two tick states: previous + (current − previous)·α.
+/// For drawing only: its result never feeds a step, so how it rounds cannot change a hash.
 constexpr double blend(double previous, double current, double alpha) {
   return previous + (current - previous) * alpha;
 }

@@ -7,7 +7,7 @@
 ///    default to the x87 unit (`FLT_EVAL_METHOD` 2), whose 80-bit intermediates give other bits
 ///    than every other machine. There, compile with `-msse2 -mfpmath=sse` (lockstep's CMake
 ///    targets add them as a usage requirement); anything else refuses to compile here.
-/// 2. No `-ffast-math` (reassociation, reciprocals, flush-to-zero): refused here.
+/// 2. No `-ffast-math` or its parts (finite-only, reciprocal, associative math): refused here.
 /// 3. No contraction of `a*b + c` into one fused multiply-add, whose single rounding differs from
 ///    a multiply then an add. Lockstep's targets pass `-ffp-contract=off` to everything that links
 ///    them. For code compiled without it, the arithmetic that engine headers define inline sits
@@ -23,8 +23,9 @@
 #error "lockstep: floating point here is evaluated with excess precision (FLT_EVAL_METHOD != 0), so hashes would differ from every other machine; on 32-bit x86 compile with -msse2 -mfpmath=sse (link the lockstep:: CMake targets to get them)"
 #endif
 
-#if defined(__FAST_MATH__)
-#error "lockstep: -ffast-math (or -Ofast) breaks bit-exact determinism; build without it"
+#if defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__) || \
+    defined(__RECIPROCAL_MATH__) || defined(__ASSOCIATIVE_MATH__)
+#error "lockstep: -ffast-math, -Ofast, -ffinite-math-only, -freciprocal-math and -fassociative-math break bit-exact determinism; build without them"
 #endif
 
 #if defined(__clang__)
@@ -34,8 +35,11 @@
 #define LOCKSTEP_NO_CONTRACTION_HERE _Pragma("clang fp contract(off)")
 #elif defined(__GNUC__)
 // g++ ignores the standard FP_CONTRACT pragma in C++; an optimize region gives every function
-// defined inside it -ffp-contract=off, and g++ will not inline such a function into a caller
-// compiled with contraction on, so the bits stay those of separate multiplies and adds.
+// defined inside it -ffp-contract=off. g++ 12 does not inline these functions into a caller whose
+// options differ, so their bits stay those of separate multiplies and adds — an inliner detail,
+// not a promise, which is why scripts/cross-check.sh disassembles a probe compiled without
+// lockstep's flags on every architecture in CI. The regions hold only the functions that do
+// their own multiply-adds, so nothing else loses inlining.
 #define LOCKSTEP_NO_CONTRACTION_BEGIN \
   _Pragma("GCC push_options") _Pragma("GCC optimize(\"fp-contract=off\")")
 #define LOCKSTEP_NO_CONTRACTION_END _Pragma("GCC pop_options")

@@ -7,7 +7,6 @@
 
 #include "lockstep/engine/float_determinism.hpp"
 
-LOCKSTEP_NO_CONTRACTION_BEGIN
 namespace lockstep {
 
 class Rng {
@@ -27,11 +26,8 @@ class Rng {
     return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
   }
 
-  /// Uniform in [lo, hi).
-  constexpr double uniform(double lo, double hi) {
-    LOCKSTEP_NO_CONTRACTION_HERE
-    return lo + (hi - lo) * next_unit();
-  }
+  /// Uniform in [lo, hi) (a multiply-add, kept unfused: defined below).
+  constexpr double uniform(double lo, double hi);
 
   /// Uniform integer in [0, n) for n ≥ 1 (multiply-shift; bias below 2^-32, fine for play).
   constexpr std::uint32_t below(std::uint32_t n) {
@@ -50,6 +46,16 @@ constexpr std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
   Rng mix(seed ^ (stream * 0xD1B54A32D192ED03ull));
   mix.next_u64();
   return mix.next_u64();
+}
+
+}  // namespace lockstep
+
+LOCKSTEP_NO_CONTRACTION_BEGIN
+namespace lockstep {
+
+constexpr double Rng::uniform(double lo, double hi) {
+  LOCKSTEP_NO_CONTRACTION_HERE
+  return lo + (hi - lo) * next_unit();
 }
 
 }  // namespace lockstep

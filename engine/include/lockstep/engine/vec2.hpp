@@ -3,7 +3,6 @@
 
 #include "lockstep/engine/float_determinism.hpp"
 
-LOCKSTEP_NO_CONTRACTION_BEGIN
 namespace lockstep {
 
 /// Plain value; every operation is one IEEE add, subtract or multiply per component, so results
@@ -18,6 +17,14 @@ struct Vec2 {
   friend constexpr Vec2 operator*(double s, Vec2 a) { return {a.x * s, a.y * s}; }
   friend constexpr bool operator==(Vec2 a, Vec2 b) = default;
 };
+
+}  // namespace lockstep
+
+// The operators above are one operation each; an expression a user builds from them (`p + v * dt`)
+// is the user's code, compiled under the user's flags (docs/DETERMINISM.md). `dot` is a
+// multiply-add of the engine's own, so it is kept unfused here.
+LOCKSTEP_NO_CONTRACTION_BEGIN
+namespace lockstep {
 
 /// Dot product.
 constexpr double dot(Vec2 a, Vec2 b) {
