@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "lockstep/engine/integrator.hpp"
+#include "strict_numbers.hpp"
 #include "svg_plot.hpp"
 
 namespace lockstep::tools {
@@ -173,7 +174,7 @@ void add_lab_commands(CLI::App& app, int* exit_code) {
                      "Pace at 60 frames/s and step by the measured frame time (the mistake)");
   ball_cmd->add_option("--thrust", ball->thrust, "Hold Up during ticks A-B (the first step is tick 1)");
   ball_cmd->add_option("--ticks", ball->ticks, "Ticks to run (default 300)")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}));
+      ->check(whole_number(1, 100'000'000));
   ball_cmd->callback([ball, exit_code] {
     lab_ball(*ball);
     *exit_code = k_exit_ok;
@@ -183,11 +184,11 @@ void add_lab_commands(CLI::App& app, int* exit_code) {
   CLI::App* energy_cmd = lab->add_subcommand(
       "energy", "An undamped unit-mass spring under all four integrators: final/initial energy");
   energy_cmd->add_option("--k", energy->k, "Spring stiffness (default 1)")
-      ->check(CLI::Range(1e-9, 1e9));
+      ->check(finite_number())->check(CLI::Range(1e-9, 1e9));
   energy_cmd->add_option("--dt", energy->dt, "Step in seconds (default 0.1)")
-      ->check(CLI::Range(1e-9, 1e3));
+      ->check(finite_number())->check(CLI::Range(1e-9, 1e3));
   energy_cmd->add_option("--steps", energy->steps, "Steps (default 1000)")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}));
+      ->check(whole_number(1, 100'000'000));
   energy_cmd->add_option("--svg", energy->svg, "Write a plot of energy against time");
   energy_cmd->callback([energy, exit_code] {
     lab_energy(*energy);

@@ -18,6 +18,7 @@
 #include "lockstep/engine/world.hpp"
 #include "lockstep/net/session.hpp"
 #include "scene_options.hpp"
+#include "strict_numbers.hpp"
 
 namespace lockstep::tools {
 namespace {
@@ -134,9 +135,10 @@ void add_common(CLI::App* cmd, NetOptions& o, bool player) {
                   "Simulate a bad network on what this process sends: loss=0.2,dup=0.1,reorder=0.1,delay=40,jitter=20,seed=7");
   cmd->add_option("--evidence-dir", o.evidence_dir, "Where to write desync evidence (default: here)");
   cmd->add_option("--timeout-ms", o.timeout_ms, "Silence after which the other side is gone (default 5000)")
-      ->check(CLI::Range(100u, 600'000u));
+      ->check(whole_number(100, 600'000));
   if (player) {
-    cmd->add_option("--debug-perturb-tick", o.perturb_tick, "Test only: nudge one value of this state after tick T");
+    cmd->add_option("--debug-perturb-tick", o.perturb_tick, "Test only: nudge one value of this state after tick T")
+        ->check(whole_number());
   }
 }
 
@@ -145,16 +147,16 @@ void add_common(CLI::App* cmd, NetOptions& o, bool player) {
 void add_net_commands(CLI::App& app, int* exit_code) {
   auto host = std::make_shared<NetOptions>();
   CLI::App* host_cmd = app.add_subcommand("host", "Host a networked lockstep session over UDP");
-  host_cmd->add_option("--port", host->port, "UDP port to listen on (default 7777)");
+  host_cmd->add_option("--port", host->port, "UDP port to listen on (default 7777)")->check(whole_number(1, 65535));
   host_cmd->add_option("--players", host->players, "Player slots, the host's included unless --relay (default 2)")
-      ->check(CLI::Range(1u, net::k_max_players));
+      ->check(whole_number(1, net::k_max_players));
   host_cmd->add_flag("--relay", host->relay, "Relay only: the host plays no slot");
   host_cmd->add_option("--ticks", host->ticks, "The session ends after this tick (default 600)")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
-  host_cmd->add_option("--input-delay", host->input_delay, "Input delay D in ticks (default 2)")->check(CLI::Range(0u, 60u));
+      ->check(whole_number(1, std::uint64_t{1} << 32));
+  host_cmd->add_option("--input-delay", host->input_delay, "Input delay D in ticks (default 2)")->check(whole_number(0, 60));
   add_scene_options(host_cmd, host->scene);
   host_cmd->add_option("--notify-ms", host->notify_ms, "Silence after which a player is reported interrupted (default 1000)")
-      ->check(CLI::Range(50u, 600'000u));
+      ->check(whole_number(50, 600'000));
   add_common(host_cmd, *host, true);
   host_cmd->callback([host, exit_code] { host_command(*host, exit_code); });
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "lockstep/replay/recorder.hpp"
 #include "progress.hpp"
 #include "scene_options.hpp"
+#include "strict_numbers.hpp"
 
 namespace lockstep::tools {
 namespace {
@@ -31,6 +33,7 @@ struct RunOptions {
   std::string record;
   std::uint32_t hash_every = 1;
   std::uint32_t keyframe_every = 3600;
+  CLI::Option* keyframe_option = nullptr;
   CLI::Option* players_option = nullptr;
 };
 
@@ -40,7 +43,29 @@ std::atomic<int> g_stop_signal{0};
 
 extern "C" void request_stop(int signal_number) { g_stop_signal.store(signal_number); }
 
+/// Refuses two outputs that name one file, before either is opened (opening the hash log
+/// truncates it, which would destroy a recording of the same name).
+void require_distinct_outputs(const std::string& record, const std::string& hash_log) {
+  if (record.empty() || hash_log.empty()) return;
+  std::error_code error_a;
+  std::error_code error_b;
+  const std::filesystem::path a = std::filesystem::weakly_canonical(record, error_a);
+  const std::filesystem::path b = std::filesystem::weakly_canonical(hash_log, error_b);
+  std::error_code error_same;  // both exist: hard links and symbolic links count too
+  const bool same = std::filesystem::equivalent(record, hash_log, error_same) ||
+                    (!error_a && !error_b ? a == b : record == hash_log);
+  if (same) throw CommandError{"--record and --hash-log name the same file '" + record + "'"};
+}
+
+/// Keyframes are checked against the recorded hash of their tick: with no hashes kept
+/// (`--hash-every 0`), the default is no keyframes rather than a refusal.
+replay::RecordOptions record_options(const RunOptions& options) {
+  const bool keyframes_given = options.keyframe_option->count() > 0;
+  return {options.hash_every, options.hash_every == 0 && !keyframes_given ? 0u : options.keyframe_every};
+}
+
 void run(const RunOptions& options, int* exit_code) {
+  require_distinct_outputs(options.record, options.hash_log);
   const WorldConfig config = world_config_from(
       options.scene, options.players_option->count() > 0 ? std::optional(options.players) : std::nullopt);
   std::ofstream hash_log;
@@ -77,7 +102,7 @@ void run(const RunOptions& options, int* exit_code) {
   std::optional<replay::Recorder<World>> recorder;
   if (!options.record.empty()) {
     Result<replay::Recorder<World>> created_recorder = replay::Recorder<World>::create(
-        options.record, config, options.scene.seed, runner, {options.hash_every, options.keyframe_every});
+        options.record, config, options.scene.seed, runner, record_options(options));
     if (!created_recorder) throw CommandError{created_recorder.error().message};
     recorder.emplace(std::move(created_recorder).value());
   }
@@ -141,10 +166,10 @@ void add_run_command(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Run a headless session of bots and print the final state hash");
   cmd->add_option("--ticks", options->ticks, "Ticks to step (default 600)")
-      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000'000}));
+      ->check(whole_number(0, 1'000'000'000));
   options->players_option = cmd->add_option("--players", options->players,
                                             "Players, each played by a bot (1 to 8)")
-                                ->check(CLI::Range(1u, k_max_players));
+                                ->check(whole_number(1, k_max_players));
   add_scene_options(cmd, options->scene);
   cmd->add_option("--hash-log", options->hash_log,
                   "Write '<tick> <hash>' for every tick from 0 to N to this file");
@@ -152,9 +177,11 @@ void add_run_command(CLI::App& app, int* exit_code) {
                 "Every tick: save, step, restore, step again and compare the hashes");
   cmd->add_option("--record", options->record, "Record the session as an input-only replay file");
   cmd->add_option("--hash-every", options->hash_every,
-                  "Record the state hash of every K-th tick (default 1; 0: only the final hash)");
-  cmd->add_option("--keyframe-every", options->keyframe_every,
-                  "Record a snapshot every K ticks for seeking (default 3600; 0: none)");
+                  "Record the state hash of every K-th tick (default 1; 0: only the final hash)")
+      ->check(whole_number(0, std::numeric_limits<std::uint32_t>::max()));
+  options->keyframe_option = cmd->add_option("--keyframe-every", options->keyframe_every,
+                  "Record a snapshot every K ticks for seeking (default 3600; 0: none)")
+      ->check(whole_number(0, std::numeric_limits<std::uint32_t>::max()));
   cmd->callback([options, exit_code] { run(*options, exit_code); });
 }
 

@@ -1,6 +1,7 @@
 #include "scene_options.hpp"
 
 #include "commands.hpp"
+#include "strict_numbers.hpp"
 
 namespace lockstep::tools {
 
@@ -9,10 +10,10 @@ void add_scene_options(CLI::App* cmd, SceneOptions& options) {
       ->check(CLI::IsMember({"arena", "ball", "spring"}));
   options.bodies_option =
       cmd->add_option("--bodies", options.bodies, "Passive circles in the arena (default 1000)")
-          ->check(CLI::Range(0u, k_max_bodies - 2000));
+          ->check(whole_number(0, k_max_bodies - 2000));
   options.substeps_option = cmd->add_option("--substeps", options.substeps, "Substeps per tick (arena default 8)")
-                                ->check(CLI::Range(1u, k_max_substeps));
-  cmd->add_option("--seed", options.seed, "Session seed (scene layout and bots; default 1)");
+                                ->check(whole_number(1, k_max_substeps));
+  cmd->add_option("--seed", options.seed, "Session seed (scene layout and bots; default 1)")->check(whole_number());
   cmd->add_option("--integrator", options.integrator, "explicit, semi-implicit (default), verlet or rk4")
       ->check(CLI::IsMember({"explicit", "semi-implicit", "verlet", "rk4"}));
 }
