@@ -1,14 +1,11 @@
 #include "lockstep/replay/replay_file.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 #include "lockstep/engine/byte_io.hpp"
 #include "lockstep/engine/state_hash.hpp"
+#include "lockstep/replay/regular_file.hpp"
 
 namespace lockstep::replay {
 
@@ -22,6 +19,23 @@ std::string_view chunk_type_name(std::uint32_t type) {
     case ChunkType::end: return "end";
   }
   return "unknown";
+}
+
+std::string printable(std::string_view text) {
+  static constexpr char k_hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += k_hex[byte >> 4];
+      out += k_hex[byte & 0xf];
+    }
+  }
+  return out;
 }
 
 std::optional<std::uint64_t> ReplayFile::hash_at(std::uint64_t tick) const {
@@ -281,23 +295,9 @@ Result<ReplayFile> parse_replay(std::span<const std::byte> bytes) {
 }
 
 Result<ReplayFile> read_replay_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return fail("cannot open '", path, "': ", std::strerror(errno));
-  struct stat info {};
-  if (fstat(fileno(f), &info) != 0 || !S_ISREG(info.st_mode)) {
-    std::fclose(f);
-    return fail("'", path, "' is not a regular file");
-  }
-  const auto size = static_cast<std::uint64_t>(info.st_size);
-  if (size > k_max_file_bytes) {
-    std::fclose(f);
-    return fail("'", path, "' is ", size, " bytes, over the ", k_max_file_bytes, "-byte bound");
-  }
-  std::vector<std::byte> bytes(static_cast<std::size_t>(size));
-  const std::size_t got = std::fread(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
-  if (got != bytes.size()) return fail("cannot read '", path, "'");
-  return parse_replay(bytes);
+  Result<std::vector<std::byte>> bytes = read_regular_file(path, k_max_file_bytes);
+  if (!bytes) return bytes.error();
+  return parse_replay(bytes.value());
 }
 
 }  // namespace lockstep::replay

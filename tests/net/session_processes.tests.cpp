@@ -79,7 +79,7 @@ void check_agreement(const TempDir& dir, const std::vector<ProcessResult>& resul
   const ProcessResult verified = run_process(k_lockstep, {"replay", dir.file("peer2.lsr")});
   CHECK(verified.exit_code == 0);
   const std::string hash = results.front().last_line().substr(results.front().last_line().rfind(' ') + 1);
-  CHECK(verified.last_line() == "ok " + ticks + " ticks verified, final hash " + hash);
+  CHECK(verified.last_line() == "ok " + ticks + " ticks verified, " + ticks + " hashes checked, final hash " + hash);
 }
 
 /// Says hello from `socket` like a joiner, answering the host's challenge; returns the welcome,

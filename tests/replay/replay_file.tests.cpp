@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "lockstep/engine/byte_io.hpp"
 #include "lockstep/engine/state_hash.hpp"
 #include "lockstep/replay/player.hpp"
+#include "lockstep/replay/recorder.hpp"
 #include "lockstep/replay/replay_file.hpp"
 #include "lockstep/replay/replay_writer.hpp"
 #include "process.hpp"
@@ -16,6 +18,7 @@
 
 using namespace lockstep;
 using namespace lockstep::replay;
+using lockstep::testing::ProcessResult;
 using lockstep::testing::read_file;
 using lockstep::testing::record_session;
 using lockstep::testing::small_arena;
@@ -268,4 +271,77 @@ TEST_CASE("every single-byte change to a small recording verifies, or is rejecte
   }
   CHECK(rejected > 0);
   CHECK(verified + rejected + desynced == good.size() * 255);
+}
+
+TEST_CASE("a keyframe altered with its checksums recomputed is passed over for an earlier one",
+          "[replay][player][verify]") {
+  TempDir dir;
+  const std::string path = dir.file("a.lsr");
+  record_session(path, small_arena(), 8, 300, {100, 100});
+  std::vector<std::byte> bytes = bytes_of(path);
+  std::optional<std::pair<std::size_t, std::size_t>> keyframe_200;
+  for (const auto& span : chunk_spans(bytes)) {
+    ByteReader head(std::span<const std::byte>(bytes).subspan(span.first, k_chunk_header_bytes));
+    const std::uint32_t type = head.u32();
+    head.u32();
+    if (type == static_cast<std::uint32_t>(ChunkType::keyframe) && head.u64() == 200) keyframe_200 = span;
+  }
+  REQUIRE(keyframe_200.has_value());
+  // A byte in the middle of the state (a body's position or velocity), not its framing.
+  const std::size_t middle = (keyframe_200->first + keyframe_200->second) / 2;
+  bytes[middle] ^= std::byte{0x10};
+  reseal(bytes, *keyframe_200);
+  const std::string tampered = dir.file("tampered.lsr");
+  {
+    std::ofstream out(tampered, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+
+  Result<ReplayFile> good_file = read_replay_file(path);
+  Result<ReplayFile> bad_file = read_replay_file(tampered);
+  REQUIRE(good_file.ok());
+  REQUIRE(bad_file.ok());
+  Result<Player<World>> good = Player<World>::open(std::move(good_file).value(), false);
+  Result<Player<World>> bad = Player<World>::open(std::move(bad_file).value(), false);
+  REQUIRE(good.ok());
+  REQUIRE(bad.ok());
+  Result<PlayOutcome> trusted = good->seek(204);
+  Result<PlayOutcome> passed_over = bad->seek(204);
+  REQUIRE(trusted.ok());
+  REQUIRE(passed_over.ok());
+  CHECK(trusted->restored_tick == 200);
+  CHECK(trusted->keyframes_distrusted == 0);
+  CHECK(passed_over->restored_tick == 100);
+  CHECK(passed_over->keyframes_distrusted == 1);
+  CHECK_FALSE(passed_over->desync.has_value());
+  CHECK(bad->runner().hash() == good->runner().hash());
+
+  // The command line says so, and with no recorded hash in 201..204 it does not claim "ok".
+  const ProcessResult r = lockstep::testing::run_process(LOCKSTEP_BINARY, {"replay", tampered, "--from-tick", "200", "--to-tick", "204"});
+  CHECK(r.exit_code == 4);
+  CHECK_THAT(r.err, Catch::Contains("note: 1 keyframe(s) at or before tick 200 do not match a recorded hash"));
+  CHECK(r.last_line() == "unverified: 4 ticks played, no recorded hash in range, final hash " + hash_hex(good->runner().hash()));
+}
+
+TEST_CASE("text from a file reaches the terminal with its control characters escaped",
+          "[replay][format][errors]") {
+  TempDir dir;
+  const std::string path = dir.file("crafted.lsr");
+  Result<Runner<World>> runner = Runner<World>::create(small_arena(), 1);
+  REQUIRE(runner.ok());
+  ReplayHeader header = make_header<World>(small_arena(), 1, runner.value(), {1, 0});
+  header.build = "g++\nsimulation  forged.sim, compatibility id 0000000000000000 (matches this build)\x1b[2J";
+  Result<ReplayWriter> writer = ReplayWriter::create(path, header, {});
+  REQUIRE(writer.ok());
+  REQUIRE(writer->finish().ok());
+  const ProcessResult r = lockstep::testing::run_process(LOCKSTEP_BINARY, {"info", path});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  std::size_t simulation_lines = 0;
+  for (const std::string& line : r.lines()) {
+    if (line.rfind("simulation", 0) == 0) ++simulation_lines;
+  }
+  CHECK(simulation_lines == 1);
+  CHECK_THAT(r.out, Catch::Contains("build       g++\\x0asimulation  forged.sim"));
+  CHECK_THAT(r.out, Catch::Contains("\\x1b[2J"));
 }

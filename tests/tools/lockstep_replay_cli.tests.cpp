@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -48,11 +50,11 @@ TEST_CASE("a 10,000-tick arena session records, verifies, seeks to 9,000 and dif
 
   const ProcessResult verified = lockstep_cli({"replay", dir.file("a.lsr")});
   CHECK(verified.exit_code == 0);
-  CHECK(verified.last_line() == "ok 10000 ticks verified, final hash " + hash);
+  CHECK(verified.last_line() == "ok 10000 ticks verified, 10000 hashes checked, final hash " + hash);
 
   const ProcessResult seeked = lockstep_cli({"replay", dir.file("a.lsr"), "--from-tick", "9000"});
   CHECK(seeked.exit_code == 0);
-  CHECK(seeked.last_line() == "ok 1000 ticks verified, final hash " + hash);
+  CHECK(seeked.last_line() == "ok 1000 ticks verified, 1000 hashes checked, final hash " + hash);
 
   const ProcessResult again = lockstep_cli({"run", "--ticks", "10000", "--seed", "21", "--record", dir.file("b.lsr")});
   REQUIRE(again.exit_code == 0);
@@ -92,7 +94,7 @@ TEST_CASE("a recording killed at any moment keeps every complete chunk and plays
       continue;
     }
     REQUIRE(played.exit_code == 0);
-    CHECK(std::regex_match(played.last_line(), std::regex("ok [0-9]+ ticks verified, final hash [0-9a-f]{16}")));
+    CHECK(std::regex_match(played.last_line(), std::regex("ok ([0-9]+) ticks verified, \\1 hashes checked, final hash [0-9a-f]{16}")));
     CHECK(std::regex_search(played.err, std::regex("^note: .* (is truncated at tick [0-9]+, byte [0-9]+|has no end record)")));
     played_back += 1;
   }
@@ -115,7 +117,7 @@ TEST_CASE("SIGINT and SIGTERM end a recording cleanly with nothing lost", "[tool
     const ProcessResult played = lockstep_cli({"replay", dir.file("s.lsr")});
     CHECK(played.exit_code == 0);
     CHECK(played.err.empty());
-    CHECK(played.last_line() == "ok " + tick + " ticks verified, final hash " + final_hash_of(stopped));
+    CHECK(played.last_line() == "ok " + tick + " ticks verified, " + tick + " hashes checked, final hash " + final_hash_of(stopped));
   }
 }
 
@@ -190,4 +192,95 @@ TEST_CASE("regress passes the project's goldens and catches a changed one", "[to
   const ProcessResult broken = lockstep_cli({"regress", dir.path()});
   CHECK(broken.exit_code == 2);
   CHECK_THAT(broken.err, Catch::StartsWith("error: broken line 1: scene must be"));
+}
+
+TEST_CASE("replay counts the hashes it compares, and says unverified with exit code 4 when none "
+          "fall in the range",
+          "[tools][replay][verify]") {
+  TempDir dir;
+  const std::string a = dir.file("a.lsr");
+  const ProcessResult recorded = lockstep_cli({"run", "--ticks", "1000", "--bodies", "200", "--seed", "3",
+                                               "--hash-every", "100", "--keyframe-every", "500", "--record", a});
+  REQUIRE(recorded.exit_code == 0);
+  const std::string hash = final_hash_of(recorded);
+
+  const ProcessResult all = lockstep_cli({"replay", a});
+  CHECK(all.exit_code == 0);
+  CHECK(all.last_line() == "ok 1000 ticks verified, 10 hashes checked, final hash " + hash);  // ticks 100, 200, … 1000
+
+  const ProcessResult first = lockstep_cli({"replay", a, "--to-tick", "100"});
+  CHECK(first.exit_code == 0);
+  CHECK(std::regex_match(first.last_line(), std::regex("ok 100 ticks verified, 1 hashes checked, final hash [0-9a-f]{16}")));
+
+  const ProcessResult between = lockstep_cli({"replay", a, "--from-tick", "101", "--to-tick", "150"});
+  CHECK(between.exit_code == 4);
+  CHECK(std::regex_match(between.last_line(),
+                         std::regex("unverified: 49 ticks played, no recorded hash in range, final hash [0-9a-f]{16}")));
+
+  const ProcessResult empty = lockstep_cli({"replay", a, "--from-tick", "900", "--to-tick", "900"});
+  CHECK(empty.exit_code == 2);
+  CHECK(std::regex_match(empty.err, std::regex("error: [^\n]*empty range[^\n]*\n")));
+
+  // Without kept hashes only the end record vouches for anything, and keyframes are off by default.
+  const std::string b = dir.file("b.lsr");
+  REQUIRE(lockstep_cli({"run", "--ticks", "1000", "--bodies", "200", "--seed", "3", "--hash-every", "0", "--record", b})
+              .exit_code == 0);
+  const ProcessResult b_all = lockstep_cli({"replay", b});
+  CHECK(b_all.exit_code == 0);
+  CHECK(b_all.last_line() == "ok 1000 ticks verified, 1 hashes checked, final hash " + hash);
+  const ProcessResult b_part = lockstep_cli({"replay", b, "--to-tick", "100"});
+  CHECK(b_part.exit_code == 4);
+  CHECK_THAT(b_part.last_line(), Catch::StartsWith("unverified: 100 ticks played"));
+
+  // A keyframe is trusted only against the recorded hash of its tick, so the recorder refuses
+  // keyframes on ticks whose hash it would not keep — before it writes anything.
+  const std::string c = dir.file("c.lsr");
+  const ProcessResult refused = lockstep_cli({"run", "--ticks", "100", "--hash-every", "7", "--keyframe-every", "50", "--record", c});
+  CHECK(refused.exit_code == 2);
+  CHECK(std::regex_match(refused.err, std::regex("error: keyframes every 50 ticks need the hash [^\n]*\n")));
+  CHECK_FALSE(std::filesystem::exists(c));
+}
+
+TEST_CASE("two outputs of one command naming the same file are refused before either is opened",
+          "[tools][errors]") {
+  TempDir dir;
+  const std::string precious = dir.file("precious.lsr");
+  write_file(precious, "an earlier recording");
+  std::filesystem::create_symlink(precious, dir.file("alias.log"));
+  for (const std::string& log : {precious, dir.file("alias.log"), dir.path() + "/./precious.lsr"}) {
+    const ProcessResult r = lockstep_cli({"run", "--ticks", "10", "--record", precious, "--hash-log", log});
+    INFO(log << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(std::regex_match(r.err, std::regex("error: --record and --hash-log name the same file [^\n]*\n")));
+    CHECK(read_file(precious) == "an earlier recording");
+  }
+}
+
+TEST_CASE("readers take only regular files: a FIFO, a device and a directory are refused at once",
+          "[tools][replay][errors]") {
+  TempDir dir;
+  const std::string fifo = dir.file("pipe.lsr");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"replay", fifo}, {"info", fifo}, {"replay", "/dev/zero"}, {"info", dir.path()}}) {
+    const ProcessResult r = lockstep_cli(args);
+    INFO(args[0] << " " << args[1] << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(std::regex_match(r.err, std::regex("error: '[^']+' is not a regular file \\([a-zA-Z ]+\\)\n")));
+  }
+
+  // An evidence folder whose snapshot is /dev/zero, and a golden case that is a FIFO.
+  std::filesystem::create_directories(dir.file("a"));
+  std::filesystem::create_directories(dir.file("b"));
+  std::filesystem::create_symlink("/dev/zero", dir.file("a/state.snapshot"));
+  std::filesystem::create_symlink("/dev/zero", dir.file("b/state.snapshot"));
+  const ProcessResult diff = lockstep_cli({"diff", dir.file("a"), dir.file("b")});
+  CHECK(diff.exit_code == 2);
+  CHECK(std::regex_match(diff.err, std::regex("error: '[^']+state.snapshot' is not a regular file \\(a character device\\)\n")));
+
+  std::filesystem::create_directories(dir.file("golden"));
+  REQUIRE(::mkfifo(dir.file("golden/stuck.golden").c_str(), 0600) == 0);
+  const ProcessResult regress = lockstep_cli({"regress", dir.file("golden")});
+  CHECK(regress.exit_code != 0);
+  CHECK_THAT(regress.err, Catch::Contains("is not a regular file (a FIFO)"));
 }

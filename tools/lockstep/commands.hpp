@@ -10,6 +10,7 @@ namespace lockstep::tools {
 inline constexpr int k_exit_ok = 0;
 inline constexpr int k_exit_failed = 1;    ///< the simulation failed (desync, non-finite state)
 inline constexpr int k_exit_usage = 2;     ///< bad arguments or bad input files
+inline constexpr int k_exit_unverified = 4;  ///< `replay`: played, but no recorded hash in the range
 
 /// Registers `run`; `*exit_code` is set when it runs.
 void add_run_command(CLI::App& app, int* exit_code);

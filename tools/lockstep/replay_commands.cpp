@@ -17,8 +17,10 @@
 #include "lockstep/replay/diff.hpp"
 #include "lockstep/replay/golden.hpp"
 #include "lockstep/replay/player.hpp"
+#include "lockstep/replay/regular_file.hpp"
 #include "lockstep/replay/replay_file.hpp"
 #include "progress.hpp"
+#include "strict_numbers.hpp"
 
 namespace lockstep::tools {
 namespace {
@@ -79,6 +81,14 @@ struct ReplayOptions {
   CLI::Option* to_option = nullptr;
 };
 
+void note_distrusted_keyframes(const PlayOutcome& outcome, std::uint64_t from) {
+  if (outcome.keyframes_distrusted == 0) return;
+  std::fprintf(stderr, "note: %u keyframe(s) at or before tick %llu do not match a recorded hash of their tick "
+               "and were not used; played from tick %llu\n",
+               outcome.keyframes_distrusted, static_cast<unsigned long long>(from),
+               static_cast<unsigned long long>(outcome.restored_tick));
+}
+
 void replay_command(const ReplayOptions& options, int* exit_code) {
   ReplayFile file = read_or_throw(options.path);
   note_truncation(options.path, file);
@@ -90,6 +100,10 @@ void replay_command(const ReplayOptions& options, int* exit_code) {
                        " are not within the replay's " + std::to_string(player.start_tick()) + " to " +
                        std::to_string(player.last_tick())};
   }
+  if (from == to && options.from_option->count() > 0) {
+    throw CommandError{"--from-tick and --to-tick are both " + std::to_string(from) +
+                       ": an empty range, nothing to play"};
+  }
   if (std::optional<replay::Desync> start = player.check_start()) {
     print_desync(*start);
     *exit_code = k_exit_failed;
@@ -98,6 +112,7 @@ void replay_command(const ReplayOptions& options, int* exit_code) {
   Progress progress("replay", to);
   auto report = [&progress](std::uint64_t tick) { progress.update(tick & ~std::uint64_t{255}); };
   Result<PlayOutcome> outcome = player.seek(from, report);
+  if (outcome) note_distrusted_keyframes(*outcome, from);
   if (outcome && !outcome->desync) outcome = player.play_to(to, report);
   progress.finish();
   if (!outcome) throw CommandError{outcome.error().message, k_exit_failed};
@@ -106,8 +121,15 @@ void replay_command(const ReplayOptions& options, int* exit_code) {
     *exit_code = k_exit_failed;
     return;
   }
-  std::printf("ok %llu ticks verified, final hash %s\n", static_cast<unsigned long long>(to - from),
-              hash_hex(player.runner().hash()).c_str());
+  const auto ticks = static_cast<unsigned long long>(to - from);
+  const std::string final_hash = hash_hex(player.runner().hash());
+  if (outcome->hashes_checked == 0) {
+    std::printf("unverified: %llu ticks played, no recorded hash in range, final hash %s\n", ticks, final_hash.c_str());
+    *exit_code = k_exit_unverified;
+    return;
+  }
+  std::printf("ok %llu ticks verified, %llu hashes checked, final hash %s\n", ticks,
+              static_cast<unsigned long long>(outcome->hashes_checked), final_hash.c_str());
   *exit_code = k_exit_ok;
 }
 
@@ -120,15 +142,17 @@ void info_command(const std::string& path, int* exit_code) {
   std::printf("file        %s, %s bytes, %s\n", path.c_str(), with_commas(s.total()).c_str(),
               file.truncated ? ("truncated at byte " + with_commas(file.truncated_at_byte)).c_str()
                              : (file.end ? "complete" : "no end record"));
-  std::printf("format      version %u, written by lockstep %s\n", replay::k_format_version, h.engine_version.c_str());
-  std::printf("build       %s\n", h.build.c_str());
-  std::printf("simulation  %s, compatibility id %s (%s)\n", h.simulation.c_str(),
+  std::printf("format      version %u, written by lockstep %s\n", replay::k_format_version,
+              replay::printable(h.engine_version).c_str());
+  std::printf("build       %s\n", replay::printable(h.build).c_str());
+  std::printf("simulation  %s, compatibility id %s (%s)\n", replay::printable(h.simulation).c_str(),
               hash_hex(h.compatibility_id).c_str(),
               h.simulation != World::k_name ? "not the built-in world"
               : h.compatibility_id == World::compatibility_id() ? "matches this build"
                                                                 : "differs from this build's: replays will not verify");
   std::printf("seed        %llu\n", static_cast<unsigned long long>(h.seed));
-  std::printf("players     %u, %u-byte input (%s)\n", h.players, h.input_bytes, h.input_layout.c_str());
+  std::printf("players     %u, %u-byte input (%s)\n", h.players, h.input_bytes,
+              replay::printable(h.input_layout).c_str());
   if (h.simulation == World::k_name) {
     WorldConfig config;
     try {
@@ -212,14 +236,13 @@ struct BundleState {
 
 BundleState read_bundle_state(const std::string& folder) {
   const std::string path = folder + "/state.snapshot";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CommandError{"'" + folder + "' is not a desync evidence folder (no state.snapshot)"};
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string bytes = text.str();
+  if (!std::filesystem::exists(path)) {
+    throw CommandError{"'" + folder + "' is not a desync evidence folder (no state.snapshot)"};
+  }
+  Result<std::vector<std::byte>> bytes = replay::read_regular_file(path, replay::k_max_snapshot_bytes);
+  if (!bytes) throw CommandError{bytes.error().message};
   BundleState state;
-  Status decoded = decode_snapshot<World>(
-      std::span<const std::byte>(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()), state.world, state.tick);
+  Status decoded = decode_snapshot<World>(bytes.value(), state.world, state.tick);
   if (!decoded) throw CommandError{"'" + path + "': " + decoded.error().message};
   return state;
 }
@@ -287,11 +310,11 @@ void regress_command(const RegressOptions& options, int* exit_code) {
   int failed = 0;
   int broken = 0;
   for (const fs::path& path : cases) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
     const std::string name = path.stem().string();
-    Result<replay::GoldenCase> golden = replay::parse_golden(text.str(), name);
+    Result<std::vector<std::byte>> bytes = replay::read_regular_file(path.string(), replay::k_max_golden_file_bytes);
+    Result<replay::GoldenCase> golden =
+        bytes ? replay::parse_golden(std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size()), name)
+              : Result<replay::GoldenCase>(bytes.error());
     if (!golden) {
       std::fprintf(stderr, "error: %s\n", golden.error().message.c_str());
       ++broken;
@@ -342,8 +365,10 @@ void add_replay_commands(CLI::App& app, int* exit_code) {
   CLI::App* replay_cmd = app.add_subcommand("replay", "Re-simulate a replay and verify every recorded hash");
   replay_cmd->add_option("file", replay_options->path, "The replay file")->required();
   replay_options->from_option = replay_cmd->add_option(
-      "--from-tick", replay_options->from_tick, "Start at this tick (restores the nearest keyframe before it)");
-  replay_options->to_option = replay_cmd->add_option("--to-tick", replay_options->to_tick, "Stop at this tick");
+      "--from-tick", replay_options->from_tick, "Start at this tick (restores the nearest keyframe before it)")
+      ->check(whole_number());
+  replay_options->to_option =
+      replay_cmd->add_option("--to-tick", replay_options->to_tick, "Stop at this tick")->check(whole_number());
   replay_cmd->add_flag("--force", replay_options->force,
                        "Play even if the replay's simulation compatibility id differs from this build's");
   replay_cmd->callback([replay_options, exit_code] { replay_command(*replay_options, exit_code); });
@@ -361,7 +386,8 @@ void add_replay_commands(CLI::App& app, int* exit_code) {
       ->required()
       ->expected(1, 2);
   diff_cmd->add_flag("--force", diff_options->force, "Compare even across simulation compatibility ids");
-  diff_cmd->add_option("--max-fields", diff_options->max_fields, "Differing fields to list (default 40)");
+  diff_cmd->add_option("--max-fields", diff_options->max_fields, "Differing fields to list (default 40)")
+      ->check(whole_number(0, 1'000'000));
   diff_cmd->callback([diff_options, exit_code] { diff_command(*diff_options, exit_code); });
 
   auto regress_options = std::make_shared<RegressOptions>();

@@ -30,6 +30,8 @@ namespace lockstep::replay {
 /// Golden hashes are kept for every tick that is a multiple of this, and for the last tick.
 inline constexpr std::uint64_t k_golden_hash_every = 100;
 inline constexpr std::uint64_t k_max_golden_ticks = 10'000'000;
+/// The largest golden case file a reader takes (text: scene, inputs as runs, hashes).
+inline constexpr std::uint64_t k_max_golden_file_bytes = 64ull << 20;
 
 struct GoldenCase {
   std::string name;

@@ -31,7 +31,9 @@ struct Desync {
 struct PlayOutcome {
   std::optional<Desync> desync;
   std::uint64_t ticks_stepped = 0;
-  std::uint64_t hashes_checked = 0;
+  std::uint64_t hashes_checked = 0;   ///< recorded hashes compared with re-simulated ones
+  std::uint64_t restored_tick = 0;    ///< seek: the tick whose saved state it started from
+  std::uint32_t keyframes_distrusted = 0;  ///< seek: keyframes passed over (see Player::seek)
 };
 
 /// Called now and then with the current tick while playing (for progress display).
@@ -52,7 +54,7 @@ class Player {
   static Result<Player> open(ReplayFile file, bool force) {
     const ReplayHeader& h = file.header;
     if (h.simulation != S::k_name) {
-      return fail("the replay is of simulation '", h.simulation, "', not '", std::string(S::k_name), "'");
+      return fail("the replay is of simulation '", printable(h.simulation), "', not '", std::string(S::k_name), "'");
     }
     if (h.compatibility_id != S::compatibility_id() && !force) {
       return fail("the replay was recorded by a build whose simulation compatibility id is ",
@@ -150,40 +152,34 @@ class Player {
     return outcome;
   }
 
-  /// Moves to `target` the quickest way: from the latest of the current tick, a file keyframe
-  /// and a remembered snapshot that is not after it, then forward, checking hashes on the way.
-  /// The state reached is bit-identical to playing from the start.
+  /// Moves to `target` the quickest way: from the latest of the current tick, a trusted file
+  /// keyframe and a remembered snapshot that is not after it, then forward, checking hashes on
+  /// the way. A file keyframe is trusted only when the file records the hash of its tick and the
+  /// restored state has that hash; any other is passed over (and counted), and an earlier
+  /// starting point is used. The state reached is bit-identical to playing from the start.
   Result<PlayOutcome> seek(std::uint64_t target, const ProgressFn& progress = {}) {
     if (target < start_tick() || target > last_tick()) {
       return fail("tick ", target, " is outside the replay (", start_tick(), " to ", last_tick(), ")");
     }
-    const std::vector<std::byte>* best = nullptr;
-    std::uint64_t best_tick = tick() <= target ? tick() : start_tick();
-    if (tick() > target) best = &start_.bytes;
-    for (const Keyframe& k : file_.keyframes) {
-      if (k.tick <= target && k.tick > best_tick) {
-        best = &k.snapshot;
-        best_tick = k.tick;
-      }
+    std::uint32_t distrusted = 0;
+    std::uint64_t below = target + 1;  // starting points must lie before this tick
+    StartingPoint from = best_start(target, below);
+    while (from.bytes != nullptr) {
+      Status restored = runner_->restore(*from.bytes);
+      const bool trusted = restored && runner_->tick() == from.tick &&
+                           (!from.from_file || file_.hash_at(from.tick) == runner_->hash());
+      if (trusted) break;
+      if (!from.from_file) return fail("the saved state of tick ", from.tick, " no longer restores");
+      ++distrusted;
+      below = from.tick;
+      from = best_start(target, below);
     }
-    for (const Snapshot& s : cache_) {
-      if (s.tick <= target && s.tick > best_tick) {
-        best = &s.bytes;
-        best_tick = s.tick;
-      }
+    Result<PlayOutcome> outcome = play_to(target, progress);
+    if (outcome) {
+      outcome->keyframes_distrusted = distrusted;
+      outcome->restored_tick = from.tick;
     }
-    if (best != nullptr) {
-      Status restored = runner_->restore(*best);
-      if (!restored) return fail("keyframe at tick ", best_tick, " is rejected: ", restored.error().message);
-      if (runner_->tick() != best_tick) return fail("keyframe at tick ", best_tick, " holds tick ", runner_->tick());
-      if (const std::optional<std::uint64_t> expected = file_.hash_at(best_tick);
-          expected && *expected != runner_->hash()) {
-        PlayOutcome outcome;
-        outcome.desync = Desync{best_tick, *expected, runner_->hash()};
-        return outcome;
-      }
-    }
-    return play_to(target, progress);
+    return outcome;
   }
 
   /// Steps one tick without checking its recorded hash (for comparing two sessions).
@@ -204,6 +200,27 @@ class Player {
   };
 
   Player() = default;
+
+  /// A state to seek from: `bytes` null means the runner's current state.
+  struct StartingPoint {
+    std::uint64_t tick = 0;
+    const std::vector<std::byte>* bytes = nullptr;
+    bool from_file = false;  ///< a file keyframe, trusted only once its hash checks out
+  };
+
+  /// The latest starting point at or before `target` and before `below`: the current state, a
+  /// remembered snapshot, a file keyframe, or else the start state (always there: `below` is
+  /// never at or before the start tick).
+  [[nodiscard]] StartingPoint best_start(std::uint64_t target, std::uint64_t below) const {
+    StartingPoint best{start_.tick, &start_.bytes, false};
+    auto consider = [&](std::uint64_t at, const std::vector<std::byte>* bytes, bool from_file) {
+      if (at <= target && at < below && at > best.tick) best = StartingPoint{at, bytes, from_file};
+    };
+    for (const Keyframe& k : file_.keyframes) consider(k.tick, &k.snapshot, true);
+    for (const Snapshot& s : cache_) consider(s.tick, &s.bytes, false);
+    if (tick() <= target && tick() < below && tick() >= best.tick) best = StartingPoint{tick(), nullptr, false};
+    return best;
+  }
 
   Status decode_inputs(const ReplayFile& file) {
     inputs_.assign(file.inputs.size(), {});

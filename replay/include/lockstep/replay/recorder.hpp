@@ -24,6 +24,18 @@ struct RecordOptions {
   std::uint32_t keyframe_every = 3600;  ///< a keyframe every K ticks; 0: none
 };
 
+/// A player trusts a keyframe only against the recorded hash of its tick, so every keyframe tick
+/// must be a hashed tick: keyframe_every a multiple of hash_every, and no keyframes without hashes.
+inline Status validate(const RecordOptions& options) {
+  if (options.keyframe_every == 0) return {};
+  if (options.hash_every == 0 || options.keyframe_every % options.hash_every != 0) {
+    return fail("keyframes every ", options.keyframe_every, " ticks need the hash of each keyframe's tick: ",
+                "make the keyframe interval a multiple of the hash interval (", options.hash_every,
+                "), or record no keyframes");
+  }
+  return {};
+}
+
 /// The header for recording `runner`'s session from its current tick.
 template <Simulation S>
 ReplayHeader make_header(const typename S::Config& config, std::uint64_t seed,
@@ -55,6 +67,7 @@ class Recorder {
   static Result<Recorder> create(const std::string& path, const typename S::Config& config,
                                  std::uint64_t seed, const Runner<S>& runner,
                                  const RecordOptions& options) {
+    if (Status valid = validate(options); !valid) return valid.error();
     const ReplayHeader header = make_header<S>(config, seed, runner, options);
     std::vector<std::byte> start;
     if (runner.tick() > 0) start = runner.save().bytes;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockstep/engine/result.hpp"
@@ -80,6 +81,10 @@ struct ReplayFile {
   /// Ticks with inputs: last_tick − start_tick.
   [[nodiscard]] std::uint64_t tick_count() const { return last_tick - header.start_tick; }
 };
+
+/// Text taken from a file, made safe to print: every byte outside printable ASCII (terminal
+/// escape sequences, newlines that would fake another line) becomes `\xNN`.
+std::string printable(std::string_view text);
 
 /// Parses a whole replay file from memory. Errors are one line each, e.g.
 /// "not a lockstep replay file", "replay format version 7 is newer than this build's 1",
