@@ -77,8 +77,12 @@ scenes=(
 
 compare_scene() {  # name args... ; every tick's hash, native against target
   local name=$1; shift
-  "$native" run "$@" --ticks "$ticks" --hash-log "$work/$name.native" >/dev/null
+  if ! "$native" run "$@" --ticks "$ticks" --hash-log "$work/$name.native" >/dev/null; then
+    echo "divergence 0 $name (the native run failed)"
+    return
+  fi
   "${target[@]}" run "$@" --ticks "$ticks" --hash-log "$work/$name.target" >/dev/null || true
+  touch "$work/$name.target"  # a target that failed to start diverges at tick 0
   awk -v name="$name" '
     NR == FNR { want[FNR] = $0; n = FNR; next }
     { got[FNR] = $0; m = FNR }
@@ -106,7 +110,7 @@ verify_replay() {  # who file label [args]: "<hashes>" from `replay`, or a diver
   local who=$1 file=$2 label=$3; shift 3
   local out
   out=$("${who}" replay "$file" "$@" 2>&1 | tail -n 1) || true
-  if [[ "$out" =~ ^ok\ ([0-9]+)\ ticks\ verified ]]; then
+  if [[ "$out" =~ ^ok\ [0-9]+\ ticks\ verified,\ ([0-9]+)\ hashes\ checked ]]; then
     echo "${BASH_REMATCH[1]}"
   elif [[ "$out" =~ ^desync\ at\ tick\ ([0-9]+) ]]; then
     echo "divergence ${BASH_REMATCH[1]} $label"
@@ -117,7 +121,10 @@ verify_replay() {  # who file label [args]: "<hashes>" from `replay`, or a diver
 
 compare_replays() {  # recorded natively, verified on the target; and the other way
   local args=(--scene arena --players 4 --bodies 300 --seed 5 --ticks "$ticks" --keyframe-every 500)
-  "$native" run "${args[@]}" --record "$work/native.lsr" >/dev/null
+  if ! "$native" run "${args[@]}" --record "$work/native.lsr" >/dev/null; then
+    echo "divergence 0 replays (the native recording failed)"
+    return
+  fi
   "${target[@]}" run "${args[@]}" --record "$work/target.lsr" >/dev/null || true
   target_replay() { "${target[@]}" "$@"; }
   verify_replay target_replay "$work/native.lsr" "replay recorded natively"
@@ -127,8 +134,8 @@ compare_replays() {  # recorded natively, verified on the target; and the other 
   # Same seed, same bots: after the header (which names the build) the two recordings — inputs,
   # hashes, keyframe snapshots — must be the same bytes.
   local header_native header_target
-  header_native=$("$native" info "$work/native.lsr" | sed -n 's/^size *header \([0-9,]*\),.*/\1/p' | tr -d ,)
-  header_target=$("$native" info "$work/target.lsr" | sed -n 's/^size *header \([0-9,]*\),.*/\1/p' | tr -d ,)
+  header_native=$({ "$native" info "$work/native.lsr" || true; } | sed -n 's/^size *header \([0-9,]*\),.*/\1/p' | tr -d ,)
+  header_target=$({ "$native" info "$work/target.lsr" || true; } | sed -n 's/^size *header \([0-9,]*\),.*/\1/p' | tr -d ,)
   if [ -z "$header_native" ] || [ -z "$header_target" ] ||
      ! cmp -s -i "$header_native:$header_target" "$work/native.lsr" "$work/target.lsr"; then
     echo "divergence 0 the recordings' bytes after their headers"
@@ -138,16 +145,17 @@ compare_replays() {  # recorded natively, verified on the target; and the other 
 compare_session() {  # a native host and a target peer over loopback UDP
   local port; port=$(free_port)
   local session=(--players 2 --bot --ticks 600 --scene arena --bodies 100 --seed 6)
-  "$native" host --port "$port" "${session[@]}" >"$work/host.out" 2>&1 &
+  timeout 300 "$native" host --port "$port" "${session[@]}" >"$work/host.out" 2>&1 &
   local host=$!
-  sleep 0.3
+  sleep 0.3  # the host binds first; a joiner that comes early retries its hello anyway
   "${target[@]}" join "127.0.0.1:$port" --bot >"$work/peer.out" 2>&1 || true
   wait "$host" || true
-  local a b; a=$(tail -n 1 "$work/host.out"); b=$(tail -n 1 "$work/peer.out")
+  local a b desync; a=$(tail -n 1 "$work/host.out"); b=$(tail -n 1 "$work/peer.out")
+  desync=$(grep -ho 'desync at tick [0-9]*' "$work/host.out" "$work/peer.out" | head -n 1 || true)
   if [[ "$a" =~ ^tick\ ([0-9]+)\ hash && "$a" == "$b" ]]; then
     echo "${BASH_REMATCH[1]}"  # the host compared the peer's hash at every tick
-  elif [[ "$b" =~ desync\ at\ tick\ ([0-9]+) || "$a" =~ desync\ at\ tick\ ([0-9]+) ]]; then
-    echo "divergence ${BASH_REMATCH[1]} networked session"
+  elif [ -n "$desync" ]; then
+    echo "divergence ${desync##* } networked session"
   else
     echo "divergence 0 networked session (host: $a; peer: $b)"
   fi
@@ -198,8 +206,8 @@ check_float_rules() {  # prints nothing when the rules hold, else what broke
 status=0
 for arch in "${archs[@]}"; do
   build_target "$arch"
-  target=("$root/build/cross/$arch/tools/lockstep")
-  [ "$arch" != i686 ] && target=("qemu-$arch" "${target[@]}")
+  target=(timeout 1200 "$root/build/cross/$arch/tools/lockstep")
+  [ "$arch" != i686 ] && target=(timeout 1200 "qemu-$arch" "$root/build/cross/$arch/tools/lockstep")
   work=$root/build/cross/$arch/check
   rm -rf "$work" && mkdir -p "$work"
   triple=$arch-linux-gnu
@@ -217,15 +225,16 @@ for arch in "${archs[@]}"; do
     results+=("$(compare_scene "${entry%%|*}" ${entry#*|})")
   done
   [ "$golden" = 1 ] && results+=("$(compare_golden)")
-  while IFS= read -r line; do results+=("$line"); done < <(compare_replays)
+  replays=$(compare_replays || echo "divergence 0 replays (a step failed)")
+  while IFS= read -r line; do results+=("$line"); done <<<"$replays"
   results+=("$(compare_session)")
 
   compared=0 divergence=""
   for r in "${results[@]}"; do
-    if [[ "$r" == divergence* ]]; then
-      [ -z "$divergence" ] && divergence=${r#divergence }
-    else
+    if [[ "$r" =~ ^[0-9]+$ ]]; then
       compared=$((compared + r))
+    elif [ -z "$divergence" ]; then  # a divergence, or a comparison that gave no answer at all
+      [[ "$r" == divergence* ]] && divergence=${r#divergence } || divergence="0 a comparison that gave no result ('$r')"
     fi
   done
   if [ -n "$divergence" ]; then
