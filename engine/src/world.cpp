@@ -22,6 +22,12 @@ constexpr double k_max_oversize_ratio = 8.0;
 /// handful of neighbours each; hundreds means bodies stacked on one point).
 constexpr std::size_t k_max_contacts_per_body = 32;
 
+/// Candidate pairs (a cell's own pairs, and each body with the neighbours ahead) per body beyond
+/// which a state counts as degenerate: bodies crowded into one cell would make the broadphase
+/// quadratic, so the step fails instead, before doing that work. A settled world stays far below
+/// (the golden cases and 100,000-body arenas: see tests/engine/world.tests.cpp).
+constexpr std::size_t k_max_candidates_per_body = 64;
+
 bool in_range(double value, double limit) { return std::fabs(value) <= limit; }  // false for NaN
 
 }  // namespace
@@ -424,6 +430,8 @@ Status World::solve_contacts(double inv_h) {
   // not touch, and a mispredicted branch per candidate costs more than the test.
   std::size_t touching = 0;
   const std::size_t budget = k_max_contacts_per_body * n + 4096;
+  std::size_t candidates = 0;
+  const std::size_t candidate_budget = k_max_candidates_per_body * n + 4096;
   auto candidate = [&](std::uint32_t a, std::uint32_t b) {
     contact_pairs_[touching] = {a, b};
     const double dx = bodies[b].x - bodies[a].x;
@@ -450,6 +458,12 @@ Status World::solve_contacts(double inv_h) {
           others[o][0] = cell_start_[other];
           others[o][1] = cell_start_[other + 1];
           neighbours += others[o][1] - others[o][0];
+        }
+        const std::size_t crowd = end - begin;
+        candidates += crowd * (crowd - 1) / 2 + crowd * neighbours;
+        if (candidates > candidate_budget) {
+          return fail("more than ", candidate_budget, " candidate contact pairs (", crowd,
+                      " bodies in one grid cell): the state is too crowded to step in linear time");
         }
         for (std::uint32_t a = begin; a < end; ++a) {
           // Room for every candidate of this body (each may be touching), grown as needed but
@@ -479,8 +493,6 @@ Status World::solve_contacts(double inv_h) {
     move(body, bodies[k].x - pos_x_[body], bodies[k].y - pos_y_[body], inv_h);
   }
 
-  // Oversized bodies, in id order: against every ordinary body in the cells their reach covers
-  // (row-major), then against each other.
   // Oversized bodies, in id order: against every ordinary body in the cells their reach covers
   // (in cell order), then against each other.
   auto resolve_in_place = [this, inv_h](std::uint32_t i, std::uint32_t j) {

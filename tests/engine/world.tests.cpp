@@ -308,7 +308,19 @@ TEST_CASE("degenerate but valid states step or fail cleanly, never crash or exha
     REQUIRE(world.check().ok());
     Status status = world.step(held(1, 0));
     REQUIRE_FALSE(status.ok());
-    CHECK_THAT(status.error().message, Catch::Contains("stacked"));
+    CHECK_THAT(status.error().message, Catch::Contains("too crowded"));
+  }
+  SECTION("100,000 tiny bodies packed 0.01 px apart fail the first step instead of going quadratic") {
+    // None touches, so no touching-pair bound sees them; all share one grid cell, which would
+    // make the broadphase test 5·10⁹ candidate pairs per substep.
+    World world(params, 1);
+    for (int i = 0; i < 100'000; ++i) {
+      world.add_body({{500.0 + 0.01 * (i % 316), 500.0 + 0.01 * (i / 316)}, {}, World::k_min_radius_px, 1.0});
+    }
+    REQUIRE(world.check().ok());
+    Status status = world.step(held(1, 0));
+    REQUIRE_FALSE(status.ok());
+    CHECK_THAT(status.error().message, Catch::Matches("more than [0-9]+ candidate contact pairs \\([0-9]+ bodies in one grid cell\\).*"));
   }
   SECTION("vast bounds and a tiny radius") {
     params.min_px = {-1e9, -1e9};
