@@ -19,33 +19,42 @@ const char* kind_of(mode_t mode) {
   return "not a regular file";
 }
 
-/// Closes the descriptor whatever path the reader leaves by.
-struct FdCloser {
-  int fd;
-  ~FdCloser() { ::close(fd); }
-};
-
 }  // namespace
 
-Result<std::vector<std::byte>> read_regular_file(const std::string& path, std::uint64_t max_bytes) {
+Result<RegularFile> RegularFile::open(const std::string& path, std::uint64_t max_bytes) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return fail("cannot open '", path, "': ", std::strerror(errno));
-  const FdCloser closer{fd};
+  RegularFile file(fd, 0, path);
   struct stat info {};
   if (::fstat(fd, &info) != 0) return fail("cannot read '", path, "': ", std::strerror(errno));
   if (!S_ISREG(info.st_mode)) return fail("'", path, "' is not a regular file (", kind_of(info.st_mode), ")");
-  const auto size = static_cast<std::uint64_t>(info.st_size);
-  if (size > max_bytes) return fail("'", path, "' is ", size, " bytes, over the ", max_bytes, "-byte bound");
-  std::vector<std::byte> bytes(static_cast<std::size_t>(size));
+  file.size_ = static_cast<std::uint64_t>(info.st_size);
+  if (file.size_ > max_bytes) return fail("'", path, "' is ", file.size_, " bytes, over the ", max_bytes, "-byte bound");
+  return file;
+}
+
+RegularFile::~RegularFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status RegularFile::read_at(std::uint64_t offset, std::span<std::byte> out) const {
   std::size_t got = 0;
-  while (got < bytes.size()) {
-    const ::ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+  while (got < out.size()) {
+    const ::ssize_t n = ::pread(fd_, out.data() + got, out.size() - got, static_cast<::off_t>(offset + got));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail("cannot read '", path, "': ", std::strerror(errno));
-    if (n == 0) return fail("'", path, "' shrank while it was read");
+    if (n < 0) return fail("cannot read '", path_, "': ", std::strerror(errno));
+    if (n == 0) return fail("'", path_, "' shrank while it was read");
     got += static_cast<std::size_t>(n);
   }
+  return {};
+}
+
+Result<std::vector<std::byte>> read_regular_file(const std::string& path, std::uint64_t max_bytes) {
+  Result<RegularFile> file = RegularFile::open(path, max_bytes);
+  if (!file) return file.error();
+  std::vector<std::byte> bytes(static_cast<std::size_t>(file->size()));
+  if (Status read = file->read_at(0, bytes); !read) return read.error();
   return bytes;
 }
 

@@ -143,7 +143,7 @@ class ChunkParser {
     }
     if (h.start_tick > k_max_ticks) return fail(where, ": impossible start tick ", h.start_tick);
     if (first != h.start_tick || last != h.start_tick) return fail(where, ": ticks out of order");
-    file_.inputs.assign(h.players, {});
+    file_.inputs.assign(h.players, InputRuns(h.input_bytes));
     file_.last_tick = h.start_tick;
     need_start_snapshot_ = h.start_tick > 0;
     return {};
@@ -174,7 +174,7 @@ class ChunkParser {
         if (length < 1 || length > last - tick + 1) {
           return fail(where, ": impossible run of ", length, " ticks for player ", p);
         }
-        file_.inputs[p].push_back({tick, tick + length - 1, {input.begin(), input.end()}});
+        file_.inputs[p].add(tick, input);
         tick += length;
       }
       if (tick != last + 1) return fail(where, ": player ", p, "'s runs cover ", tick - first, " of ", ticks, " ticks");
@@ -208,96 +208,161 @@ class ChunkParser {
 
 }  // namespace
 
-Result<ReplayFile> parse_replay(std::span<const std::byte> bytes) {
+namespace {
+
+/// A replay's bytes, read a piece at a time: a span already in memory, or a file read chunk by
+/// chunk, so that parsing never holds more of a file than its largest chunk.
+class SpanSource {
+ public:
+  explicit SpanSource(std::span<const std::byte> bytes) : bytes_(bytes) {}
+  [[nodiscard]] std::uint64_t size() const { return bytes_.size(); }
+  Result<std::span<const std::byte>> read(std::uint64_t offset, std::size_t size) {
+    return bytes_.subspan(static_cast<std::size_t>(offset), size);
+  }
+
+ private:
+  std::span<const std::byte> bytes_;
+};
+
+class FileSource {
+ public:
+  explicit FileSource(const RegularFile& file) : file_(file) {}
+  [[nodiscard]] std::uint64_t size() const { return file_.size(); }
+  Result<std::span<const std::byte>> read(std::uint64_t offset, std::size_t size) {
+    buffer_.resize(size);
+    if (Status read = file_.read_at(offset, buffer_); !read) return read.error();
+    return std::span<const std::byte>(buffer_);
+  }
+
+ private:
+  const RegularFile& file_;
+  std::vector<std::byte> buffer_;  ///< reused: at most one chunk
+};
+
+/// The 16-byte preamble (or what there is of it in a short file).
+Status check_preamble(std::span<const std::byte> head, std::uint64_t file_size) {
   const std::size_t magic_bytes = k_file_magic.size();
-  auto matches_magic = [&](std::size_t n) {
-    return std::memcmp(bytes.data(), k_file_magic.data(), n) == 0;
-  };
-  if (bytes.size() < k_preamble_bytes) {
-    if (bytes.empty()) return fail("empty file: not a lockstep replay file");
-    if (matches_magic(std::min(bytes.size(), magic_bytes))) {
-      return fail("truncated header: the file ends at byte ", bytes.size());
+  auto matches_magic = [&](std::size_t n) { return std::memcmp(head.data(), k_file_magic.data(), n) == 0; };
+  if (file_size < k_preamble_bytes) {
+    if (file_size == 0) return fail("empty file: not a lockstep replay file");
+    if (matches_magic(std::min(head.size(), magic_bytes))) {
+      return fail("truncated header: the file ends at byte ", file_size);
     }
     return fail("not a lockstep replay file");
   }
   if (!matches_magic(magic_bytes)) return fail("not a lockstep replay file");
-  ByteReader preamble(bytes.subspan(magic_bytes, 8));
+  ByteReader preamble(head.subspan(magic_bytes, 8));
   const std::uint32_t version = preamble.u32();
   if (version > k_format_version) {
     return fail("replay format version ", version, " is newer than this build's version ",
                 k_format_version, "; a newer lockstep reads it");
   }
   if (version < 1) return fail("replay format version ", version, " is not a version lockstep ever wrote");
+  return {};
+}
+
+/// A chunk's 28-byte header, its check verified.
+struct ChunkHead {
+  std::uint32_t type = 0;
+  std::uint32_t length = 0;
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+};
+
+Result<ChunkHead> read_chunk_head(std::span<const std::byte> bytes, std::uint64_t index, std::uint64_t offset) {
+  ByteReader head(bytes);
+  ChunkHead h;
+  h.type = head.u32();
+  h.length = head.u32();
+  h.first = head.u64();
+  h.last = head.u64();
+  const std::uint32_t header_check = head.u32();
+  const auto expected_check =
+      static_cast<std::uint32_t>(xxh3_64(bytes.first(k_chunk_header_checked_bytes)) & 0xFFFFFFFFu);
+  if (header_check != expected_check) {
+    return fail("chunk ", index, " at byte ", offset, " has a corrupt header (its check fails)");
+  }
+  if (h.type < 1 || h.type > static_cast<std::uint32_t>(ChunkType::end)) {
+    return fail("chunk ", index, " at byte ", offset, " has unknown type ", h.type);
+  }
+  return h;
+}
+
+void count_size(SizeBreakdown& sizes, ChunkType type, std::uint64_t total) {
+  switch (type) {
+    case ChunkType::header:
+    case ChunkType::start_snapshot: sizes.header += total; break;
+    case ChunkType::inputs: sizes.inputs += total; break;
+    case ChunkType::hashes: sizes.hashes += total; break;
+    case ChunkType::keyframe: sizes.keyframes += total; break;
+    case ChunkType::end: sizes.end += total; break;
+  }
+}
+
+template <class Source>
+Result<ReplayFile> parse_source(Source& source) {
+  const std::uint64_t size = source.size();
+  Result<std::span<const std::byte>> head = source.read(0, static_cast<std::size_t>(std::min<std::uint64_t>(size, k_preamble_bytes)));
+  if (!head) return head.error();
+  if (Status preamble = check_preamble(head.value(), size); !preamble) return preamble.error();
 
   ReplayFile file;
   file.sizes.header = k_preamble_bytes;
   ChunkParser parser(file);
-  std::size_t offset = k_preamble_bytes;
-  for (std::uint64_t index = 1; offset < bytes.size() && !file.end; ++index) {
-    const std::size_t remaining = bytes.size() - offset;
+  std::uint64_t offset = k_preamble_bytes;
+  for (std::uint64_t index = 1; offset < size && !file.end; ++index) {
+    const std::uint64_t remaining = size - offset;
     if (remaining < k_chunk_header_bytes + k_chunk_checksum_bytes) {
       file.truncated = true;
       break;
     }
-    ByteReader head(bytes.subspan(offset, k_chunk_header_bytes));
-    const std::uint32_t type = head.u32();
-    const std::uint32_t length = head.u32();
-    const std::uint64_t first = head.u64();
-    const std::uint64_t last = head.u64();
-    const std::uint32_t header_check = head.u32();
-    const auto expected_check = static_cast<std::uint32_t>(
-        xxh3_64(bytes.subspan(offset, k_chunk_header_checked_bytes)) & 0xFFFFFFFFu);
-    if (header_check != expected_check) {
-      return fail("chunk ", index, " at byte ", offset, " has a corrupt header (its check fails)");
+    Result<std::span<const std::byte>> head_bytes = source.read(offset, k_chunk_header_bytes);
+    if (!head_bytes) return head_bytes.error();
+    Result<ChunkHead> chunk = read_chunk_head(head_bytes.value(), index, offset);
+    if (!chunk) return chunk.error();
+    const auto type = static_cast<ChunkType>(chunk->type);
+    const std::string where = "chunk " + std::to_string(index) + " (" + std::string(chunk_type_name(chunk->type)) +
+                              ") at byte " + std::to_string(offset);
+    if (chunk->length > payload_bound(type)) {
+      return fail(where, " claims an impossible length of ", chunk->length, " bytes (the bound is ",
+                  payload_bound(type), ")");
     }
-    const std::string where = "chunk " + std::to_string(index) + " (" +
-                              std::string(chunk_type_name(type)) + ") at byte " + std::to_string(offset);
-    if (type < 1 || type > static_cast<std::uint32_t>(ChunkType::end)) {
-      return fail("chunk ", index, " at byte ", offset, " has unknown type ", type);
-    }
-    const auto chunk_type = static_cast<ChunkType>(type);
-    if (length > payload_bound(chunk_type)) {
-      return fail(where, " claims an impossible length of ", length, " bytes (the bound is ",
-                  payload_bound(chunk_type), ")");
-    }
-    const std::size_t total = k_chunk_header_bytes + length + k_chunk_checksum_bytes;
+    const std::size_t total = k_chunk_header_bytes + chunk->length + k_chunk_checksum_bytes;
     if (remaining < total) {
       file.truncated = true;
       break;
     }
-    ByteReader tail(bytes.subspan(offset + k_chunk_header_bytes + length, k_chunk_checksum_bytes));
-    const std::uint64_t checksum = tail.u64();
-    if (xxh3_64(bytes.subspan(offset, k_chunk_header_bytes + length)) != checksum) {
-      return fail(where, " fails its checksum");
-    }
-    Status parsed = parser.parse(chunk_type, first, last,
-                                 bytes.subspan(offset + k_chunk_header_bytes, length), offset, where);
+    Result<std::span<const std::byte>> whole = source.read(offset, total);
+    if (!whole) return whole.error();
+    const std::span<const std::byte> body = whole->first(k_chunk_header_bytes + chunk->length);
+    ByteReader tail(whole->subspan(body.size()));
+    if (xxh3_64(body) != tail.u64()) return fail(where, " fails its checksum");
+    Status parsed = parser.parse(type, chunk->first, chunk->last, body.subspan(k_chunk_header_bytes), offset, where);
     if (!parsed) return parsed.error();
-    switch (chunk_type) {
-      case ChunkType::header:
-      case ChunkType::start_snapshot: file.sizes.header += total; break;
-      case ChunkType::inputs: file.sizes.inputs += total; break;
-      case ChunkType::hashes: file.sizes.hashes += total; break;
-      case ChunkType::keyframe: file.sizes.keyframes += total; break;
-      case ChunkType::end: file.sizes.end += total; break;
-    }
+    count_size(file.sizes, type, total);
     offset += total;
   }
-  if (file.end && offset < bytes.size()) {
-    return fail("data after the end record at byte ", offset);
-  }
+  if (file.end && offset < size) return fail("data after the end record at byte ", offset);
   if (file.truncated) {
     file.truncated_at_byte = offset;
-    file.sizes.truncated = bytes.size() - offset;
+    file.sizes.truncated = size - offset;
   }
-  if (!parser.have_header()) return fail("truncated header: the file ends at byte ", bytes.size());
+  if (!parser.have_header()) return fail("truncated header: the file ends at byte ", size);
   return file;
 }
 
+}  // namespace
+
+Result<ReplayFile> parse_replay(std::span<const std::byte> bytes) {
+  SpanSource source(bytes);
+  return parse_source(source);
+}
+
 Result<ReplayFile> read_replay_file(const std::string& path) {
-  Result<std::vector<std::byte>> bytes = read_regular_file(path, k_max_file_bytes);
-  if (!bytes) return bytes.error();
-  return parse_replay(bytes.value());
+  Result<RegularFile> file = RegularFile::open(path, k_max_file_bytes);
+  if (!file) return file.error();
+  FileSource source(file.value());
+  return parse_source(source);
 }
 
 }  // namespace lockstep::replay

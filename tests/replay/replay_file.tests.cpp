@@ -96,13 +96,15 @@ TEST_CASE("a recording parses back to what was recorded", "[replay][format]") {
   // Inputs: the runs expand back to exactly the inputs stepped.
   for (std::uint32_t p = 0; p < 4; ++p) {
     std::uint64_t tick = 1;
-    for (const InputRun& run : file->inputs[p]) {
-      REQUIRE(run.first_tick == tick);
-      for (std::uint64_t t = run.first_tick; t <= run.last_tick; ++t) {
-        const auto decoded = ButtonInput::from_bytes(std::span<const std::byte, 2>(run.input.data(), 2));
+    const InputRuns& runs = file->inputs[p];
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      REQUIRE(runs.first_tick(r) == tick);
+      const std::uint64_t last = r + 1 < runs.size() ? runs.first_tick(r + 1) - 1 : file->last_tick;
+      for (std::uint64_t t = runs.first_tick(r); t <= last; ++t) {
+        const auto decoded = ButtonInput::from_bytes(std::span<const std::byte, 2>(runs.input(r).data(), 2));
         REQUIRE(decoded == seen[t - 1][p]);
       }
-      tick = run.last_tick + 1;
+      tick = last + 1;
     }
     CHECK(tick == 251);
   }
@@ -118,7 +120,7 @@ TEST_CASE("held inputs cost almost nothing: a chunk of idle ticks is one run per
                  });
   Result<ReplayFile> file = read_replay_file(path);
   REQUIRE(file.ok());
-  for (const std::vector<InputRun>& runs : file->inputs) CHECK(runs.size() == 10);  // one per 60-tick chunk
+  for (const InputRuns& runs : file->inputs) CHECK(runs.size() == 10);  // one per 60-tick chunk
   // 10 chunks × (36 framing + 4 players × (4 count + 4 length + 2 input)) bytes.
   CHECK(file->sizes.inputs == 10 * (36 + 4 * 10));
   CHECK(file->hashes.empty());

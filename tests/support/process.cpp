@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <csignal>
 #include <unistd.h>
@@ -64,10 +65,14 @@ pid_t spawn(const std::string& program, const std::vector<std::string>& args, co
 
 ProcessResult reap(pid_t pid, const std::string& out_path, const std::string& err_path) {
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
+  struct rusage usage {};
+  while (wait4(pid, &status, 0, &usage) < 0) {
   }
   ProcessResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.peak_rss_kb = static_cast<long>(usage.ru_maxrss);
+  result.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                       static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
   result.out = read_file(out_path);
   result.err = read_file(err_path);
   return result;

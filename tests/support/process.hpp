@@ -11,6 +11,8 @@ struct ProcessResult {
   int exit_code = -1;   ///< the exit status, or 128 + signal number
   std::string out;
   std::string err;
+  long peak_rss_kb = 0;      ///< the child's own peak resident memory (wait4), in KiB
+  double cpu_seconds = 0.0;  ///< the child's own user + system time
 
   /// The last non-empty line of stdout.
   [[nodiscard]] std::string last_line() const;

@@ -75,7 +75,7 @@ class Player {
 
     Player player;
     player.config_ = config;
-    Status inputs = player.decode_inputs(file);
+    Status inputs = check_inputs(file);
     if (!inputs) return inputs.error();
     if (h.start_tick == 0) {
       Result<Runner<S>> runner = Runner<S>::create(config, h.seed);
@@ -115,14 +115,13 @@ class Player {
     return std::nullopt;
   }
 
-  /// The inputs of every player for `tick` (start_tick < tick ≤ last_tick).
+  /// The inputs of every player for `tick` (start_tick < tick ≤ last_tick), decoded from the
+  /// file's runs (every one was checked by open()).
   void inputs_at(std::uint64_t tick, std::vector<Input>& out) const {
-    out.resize(inputs_.size());
-    for (std::size_t p = 0; p < inputs_.size(); ++p) {
-      const std::vector<Run>& runs = inputs_[p];
-      auto it = std::upper_bound(runs.begin(), runs.end(), tick,
-                                 [](std::uint64_t t, const Run& r) { return t < r.first_tick; });
-      out[p] = (--it)->input;
+    out.resize(file_.inputs.size());
+    for (std::size_t p = 0; p < file_.inputs.size(); ++p) {
+      const InputRuns& runs = file_.inputs[p];
+      out[p] = *Input::from_bytes(input_span(runs.input(runs.find(tick))));
     }
   }
 
@@ -193,11 +192,6 @@ class Player {
   [[nodiscard]] std::size_t remembered() const { return cache_.size(); }
 
  private:
-  struct Run {
-    std::uint64_t first_tick;
-    std::uint64_t last_tick;
-    Input input;
-  };
 
   Player() = default;
 
@@ -222,14 +216,18 @@ class Player {
     return best;
   }
 
-  Status decode_inputs(const ReplayFile& file) {
-    inputs_.assign(file.inputs.size(), {});
+  static std::span<const std::byte, Input::k_bytes> input_span(std::span<const std::byte> bytes) {
+    return std::span<const std::byte, Input::k_bytes>(bytes.data(), Input::k_bytes);
+  }
+
+  /// Every recorded input must decode, so that playing never meets one that does not.
+  static Status check_inputs(const ReplayFile& file) {
     for (std::size_t p = 0; p < file.inputs.size(); ++p) {
-      for (const InputRun& run : file.inputs[p]) {
-        const std::optional<Input> input =
-            Input::from_bytes(std::span<const std::byte, Input::k_bytes>(run.input.data(), Input::k_bytes));
-        if (!input) return fail("invalid input for player ", p, " at ticks ", run.first_tick, "..", run.last_tick);
-        inputs_[p].push_back({run.first_tick, run.last_tick, *input});
+      const InputRuns& runs = file.inputs[p];
+      for (std::size_t r = 0; r < runs.size(); ++r) {
+        if (!Input::from_bytes(input_span(runs.input(r)))) {
+          return fail("invalid input for player ", p, " from tick ", runs.first_tick(r));
+        }
       }
     }
     return {};
@@ -250,7 +248,6 @@ class Player {
   std::unique_ptr<Runner<S>> runner_;
   Snapshot start_;
   std::uint64_t start_hash_ = 0;
-  std::vector<std::vector<Run>> inputs_;
   std::vector<Snapshot> cache_;
   std::uint64_t cache_bytes_ = 0;
   std::vector<Input> step_inputs_;

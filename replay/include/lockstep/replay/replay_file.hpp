@@ -3,8 +3,10 @@
 /// chunk's bounds, checksum and tick order; a file that ends inside a chunk (a recording that was
 /// killed) yields every complete chunk and says where it was cut.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,11 +35,40 @@ struct ReplayHeader {
   std::vector<std::byte> config;       ///< canonical bytes of the simulation's Config
 };
 
-/// One player's input, held for ticks [first_tick, last_tick].
-struct InputRun {
-  std::uint64_t first_tick = 0;
-  std::uint64_t last_tick = 0;
-  std::vector<std::byte> input;
+/// One player's inputs as runs, stored flat so that memory stays in proportion to the file: a
+/// run costs 8 + input_bytes bytes here against 4 + input_bytes on disk. Run r holds input(r)
+/// from first_tick(r) through the tick before the next run's first (the last run: through the
+/// file's last tick).
+class InputRuns {
+ public:
+  explicit InputRuns(std::uint32_t input_bytes = 1) : input_bytes_(input_bytes) {}
+
+  void add(std::uint64_t first_tick, std::span<const std::byte> input) {
+    if (first_ticks_.size() % k_block_runs == 0) {
+      input_blocks_.emplace_back().reserve(k_block_runs * input_bytes_);
+    }
+    first_ticks_.push_back(first_tick);
+    input_blocks_.back().insert(input_blocks_.back().end(), input.begin(), input.end());
+  }
+  [[nodiscard]] std::size_t size() const { return first_ticks_.size(); }
+  [[nodiscard]] std::uint64_t first_tick(std::size_t run) const { return first_ticks_[run]; }
+  [[nodiscard]] std::span<const std::byte> input(std::size_t run) const {
+    return std::span<const std::byte>(input_blocks_[run / k_block_runs])
+        .subspan(run % k_block_runs * input_bytes_, input_bytes_);
+  }
+  /// The run that holds `tick` (at or after the first run's first tick).
+  [[nodiscard]] std::size_t find(std::uint64_t tick) const {
+    return static_cast<std::size_t>(std::upper_bound(first_ticks_.begin(), first_ticks_.end(), tick) -
+                                    first_ticks_.begin()) - 1;
+  }
+
+ private:
+  // Fixed-size blocks and a deque rather than vectors that double: growing never holds two
+  // copies, so the peak stays at the figure above.
+  static constexpr std::size_t k_block_runs = 4096;
+  std::uint32_t input_bytes_;
+  std::deque<std::uint64_t> first_ticks_;
+  std::vector<std::vector<std::byte>> input_blocks_;
 };
 
 struct TickHash {
@@ -67,9 +98,9 @@ struct SizeBreakdown {
 struct ReplayFile {
   ReplayHeader header;
   std::vector<std::byte> start_snapshot;        ///< present when header.start_tick > 0
-  std::vector<std::vector<InputRun>> inputs;    ///< per player; runs cover (start_tick, last_tick]
+  std::vector<InputRuns> inputs;                ///< per player; runs cover (start_tick, last_tick]
   std::uint64_t last_tick = 0;                  ///< the last tick with every player's input
-  std::vector<TickHash> hashes;                 ///< ascending
+  std::deque<TickHash> hashes;                  ///< ascending (a deque: growing never copies)
   std::vector<Keyframe> keyframes;              ///< ascending
   std::optional<TickHash> end;                  ///< the end record, if the recording finished
   bool truncated = false;                       ///< the file ends inside a chunk

@@ -1,0 +1,81 @@
+// Files that are valid byte for byte but hostile in what they hold: each is answered within a
+// bound on memory (measured in the child process with wait4) and on work, with its documented
+// line and exit code. Times are reported in the README's figures, never asserted here.
+
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <string>
+
+#include "hostile_replays.hpp"
+#include "process.hpp"
+#include "sessions.hpp"
+
+using namespace lockstep;
+using lockstep::testing::ProcessResult;
+using lockstep::testing::run_process;
+using lockstep::testing::small_arena;
+using lockstep::testing::TempDir;
+
+namespace {
+
+const std::string k_lockstep = LOCKSTEP_BINARY;
+
+/// Resident memory a reader may use for a file of `file_bytes`: twice the file, plus a fixed
+/// amount for the program, its libraries and a small world.
+long memory_budget_kb(std::uint64_t file_bytes) {
+  return static_cast<long>(2 * file_bytes / 1024) + 48 * 1024;
+}
+
+}  // namespace
+
+TEST_CASE("a replay of one-tick input runs is read in memory in proportion to its size",
+          "[replay][hostile]") {
+  TempDir dir;
+  const std::string path = dir.file("runs.lsr");
+  const std::uint64_t bytes = lockstep::testing::write_one_tick_runs(path, small_arena(), 1'500'000);
+  INFO("file of " << bytes << " bytes");
+  REQUIRE(bytes > 32u << 20);
+
+  const ProcessResult info = run_process(k_lockstep, {"info", path});
+  CHECK(info.exit_code == 0);
+  CHECK_THAT(info.out, Catch::Contains("ticks       0 to 1500000"));
+  CHECK(info.peak_rss_kb < memory_budget_kb(bytes));
+
+  const ProcessResult first = run_process(k_lockstep, {"replay", path, "--to-tick", "1"});
+  CHECK(first.exit_code == 4);  // no hash kept before tick 1,500,000
+  CHECK_THAT(first.last_line(), Catch::StartsWith("unverified: 1 ticks played"));
+  CHECK(first.peak_rss_kb < memory_budget_kb(bytes));
+  INFO("info peak " << info.peak_rss_kb << " KiB, replay peak " << first.peak_rss_kb << " KiB");
+}
+
+TEST_CASE("a replay whose start state crowds every body into one grid cell fails at its first tick",
+          "[replay][hostile]") {
+  // Valid byte for byte: the start snapshot passes every check, the checksums are right.
+  TempDir dir;
+  WorldParams params;
+  params.contacts = true;
+  params.walls = true;
+  params.max_px = {1000.0, 1000.0};
+  World world(params, 4);
+  for (int i = 0; i < 100'000; ++i) {
+    world.add_body({{500.0 + 0.01 * (i % 316), 500.0 + 0.01 * (i / 316)}, {}, World::k_min_radius_px, 1.0});
+  }
+  REQUIRE(world.check().ok());
+  std::vector<std::byte> snapshot;
+  encode_snapshot(5, world, snapshot);
+  Runner<World> start{World(world), 5};
+  replay::ReplayHeader header = replay::make_header<World>(small_arena(), 1, start, {1, 0});
+  const std::string path = dir.file("crowded.lsr");
+  Result<replay::ReplayWriter> writer = replay::ReplayWriter::create(path, header, snapshot);
+  REQUIRE(writer.ok());
+  const std::vector<std::byte> neutral(4 * ButtonInput::k_bytes);
+  for (std::uint64_t t = 6; t <= 10; ++t) REQUIRE(writer->add_tick(t, neutral, 0).ok());
+  REQUIRE(writer->finish().ok());
+
+  const ProcessResult r = run_process(k_lockstep, {"replay", path, "--to-tick", "7"});
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(std::regex_match(r.err, std::regex("error: [^\n]*candidate contact pairs \\([0-9]+ bodies in one grid cell\\)[^\n]*\n")));
+  CHECK(r.peak_rss_kb < memory_budget_kb(snapshot.size()));
+}
