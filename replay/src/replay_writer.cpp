@@ -49,7 +49,8 @@ Status write_all(int fd, const std::byte* data, std::size_t size) {
 }  // namespace
 
 Result<ReplayWriter> ReplayWriter::create(const std::string& path, const ReplayHeader& header,
-                                          std::span<const std::byte> start_snapshot) {
+                                          std::span<const std::byte> start_snapshot,
+                                          std::uint64_t max_file_bytes) {
   if (header.players < 1 || header.players > k_max_players || header.input_bytes < 1 ||
       header.input_bytes > k_max_input_bytes) {
     return fail("cannot record: players or input size out of range");
@@ -57,9 +58,17 @@ Result<ReplayWriter> ReplayWriter::create(const std::string& path, const ReplayH
   if ((header.start_tick > 0) != !start_snapshot.empty()) {
     return fail("cannot record: a start snapshot goes with a start tick above 0, and only then");
   }
+  const std::vector<std::byte> header_payload = encode_header(header);
+  const std::uint64_t opening = k_preamble_bytes + k_chunk_framing_bytes + header_payload.size() +
+                                (start_snapshot.empty() ? 0 : k_chunk_framing_bytes + start_snapshot.size()) +
+                                k_end_chunk_bytes;
+  if (opening > max_file_bytes) {
+    return fail("cannot record: the header and start state alone take ", opening, " bytes, over the ",
+                max_file_bytes, "-byte limit of a replay file");
+  }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return fail("cannot create '", path, "': ", std::strerror(errno));
-  ReplayWriter writer(fd, header);
+  ReplayWriter writer(fd, header, max_file_bytes);
 
   std::vector<std::byte> preamble;
   ByteWriter w(preamble);
@@ -69,7 +78,7 @@ Result<ReplayWriter> ReplayWriter::create(const std::string& path, const ReplayH
   Status status = write_all(fd, preamble.data(), preamble.size());
   if (!status) return status.error();
   writer.bytes_written_ += preamble.size();
-  status = writer.write_chunk(ChunkType::header, header.start_tick, header.start_tick, encode_header(header));
+  status = writer.write_chunk(ChunkType::header, header.start_tick, header.start_tick, header_payload);
   if (!status) return status.error();
   if (header.start_tick > 0) {
     status = writer.write_chunk(ChunkType::start_snapshot, header.start_tick, header.start_tick, start_snapshot);
@@ -78,14 +87,29 @@ Result<ReplayWriter> ReplayWriter::create(const std::string& path, const ReplayH
   return writer;
 }
 
-ReplayWriter::ReplayWriter(int fd, const ReplayHeader& header)
+ReplayWriter::ReplayWriter(int fd, const ReplayHeader& header, std::uint64_t max_file_bytes)
     : fd_(UniqueFd(fd)),
       players_(header.players),
       input_bytes_(header.input_bytes),
       hash_every_(header.hash_every),
+      max_file_bytes_(max_file_bytes),
       last_tick_(header.start_tick),
       last_hash_(header.start_hash),
+      written_tick_(header.start_tick),
+      written_hash_(header.start_hash),
       pending_first_(header.start_tick + 1) {}
+
+bool ReplayWriter::fits(std::size_t payload_a, std::size_t payload_b) const {
+  const std::uint64_t more = k_chunk_framing_bytes + payload_a + (payload_b > 0 ? k_chunk_framing_bytes + payload_b : 0);
+  return bytes_written_ + more + k_end_chunk_bytes <= max_file_bytes_;
+}
+
+Status ReplayWriter::end_at_limit() {
+  reached_limit_ = true;
+  pending_inputs_.clear();
+  pending_hashes_.clear();
+  return write_end(written_tick_, written_hash_);
+}
 
 void ReplayWriter::UniqueFd::close() {
   if (fd_ >= 0) ::close(fd_);
@@ -110,6 +134,7 @@ Status ReplayWriter::write_chunk(ChunkType type, std::uint64_t first, std::uint6
 }
 
 Status ReplayWriter::add_tick(std::uint64_t tick, std::span<const std::byte> inputs, std::uint64_t hash) {
+  if (reached_limit_) return {};
   if (tick != last_tick_ + 1) return fail("cannot record tick ", tick, " after tick ", last_tick_);
   if (inputs.size() != static_cast<std::size_t>(players_) * input_bytes_) {
     return fail("cannot record tick ", tick, ": ", inputs.size(), " input bytes");
@@ -123,7 +148,7 @@ Status ReplayWriter::add_tick(std::uint64_t tick, std::span<const std::byte> inp
 }
 
 Status ReplayWriter::flush() {
-  if (last_tick_ < pending_first_) return {};
+  if (reached_limit_ || last_tick_ < pending_first_) return {};
   const std::uint64_t first = pending_first_;
   const std::uint64_t last = last_tick_;
   const std::uint64_t ticks = last - first + 1;
@@ -151,37 +176,48 @@ Status ReplayWriter::flush() {
     }
     w.patch_u32(count_at, runs);
   }
-  Status status = write_chunk(ChunkType::inputs, first, last, payload);
-  if (!status) return status;
-
+  std::vector<std::byte> hashes;
   if (!pending_hashes_.empty()) {
-    payload.clear();
-    ByteWriter h(payload);
+    ByteWriter h(hashes);
     h.u32(static_cast<std::uint32_t>(pending_hashes_.size()));
     for (std::uint64_t hash : pending_hashes_) h.u64(hash);
-    status = write_chunk(ChunkType::hashes, first, last, payload);
+  }
+  if (!fits(payload.size(), hashes.size())) return end_at_limit();
+  Status status = write_chunk(ChunkType::inputs, first, last, payload);
+  if (!status) return status;
+  if (!hashes.empty()) {
+    status = write_chunk(ChunkType::hashes, first, last, hashes);
     if (!status) return status;
   }
   pending_inputs_.clear();
   pending_hashes_.clear();
   pending_first_ = last + 1;
+  written_tick_ = last;
+  written_hash_ = last_hash_;
   return {};
 }
 
 Status ReplayWriter::add_keyframe(std::uint64_t tick, std::span<const std::byte> snapshot) {
+  if (reached_limit_) return {};
   if (tick != last_tick_) return fail("a keyframe must be of the last recorded tick");
   Status status = flush();
-  if (!status) return status;
+  if (!status || reached_limit_) return status;
+  if (!fits(snapshot.size())) return end_at_limit();
   return write_chunk(ChunkType::keyframe, tick, tick, snapshot);
 }
 
 Status ReplayWriter::finish() {
+  if (reached_limit_) return {};  // already ended, at the limit
   Status status = flush();
-  if (!status) return status;
+  if (!status || reached_limit_) return status;
+  return write_end(last_tick_, last_hash_);
+}
+
+Status ReplayWriter::write_end(std::uint64_t tick, std::uint64_t hash) {
   std::vector<std::byte> payload;
   ByteWriter w(payload);
-  w.u64(last_hash_);
-  status = write_chunk(ChunkType::end, last_tick_, last_tick_, payload);
+  w.u64(hash);
+  Status status = write_chunk(ChunkType::end, tick, tick, payload);
   if (!status) return status;
   if (::fsync(fd_.get()) != 0 && errno != EINVAL) return fail("cannot sync the replay: ", std::strerror(errno));
   fd_.close();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/engine/bot.hpp"
 #include "lockstep/engine/byte_io.hpp"
 #include "lockstep/engine/state_hash.hpp"
 #include "lockstep/replay/player.hpp"
@@ -346,4 +347,49 @@ TEST_CASE("text from a file reaches the terminal with its control characters esc
   CHECK(simulation_lines == 1);
   CHECK_THAT(r.out, Catch::Contains("build       g++\\x0asimulation  forged.sim"));
   CHECK_THAT(r.out, Catch::Contains("\\x1b[2J"));
+}
+
+TEST_CASE("a recording that reaches the size limit ends there, complete, and reads back",
+          "[replay][format][limit]") {
+  TempDir dir;
+  const std::string path = dir.file("limited.lsr");
+  const WorldConfig config = small_arena();
+  Result<Runner<World>> runner = Runner<World>::create(config, 3);
+  REQUIRE(runner.ok());
+  RecordOptions options{1, 60};
+  options.max_file_bytes = 64 * 1024;  // a few keyframes' worth
+  Result<Recorder<World>> recorder = Recorder<World>::create(path, config, 3, runner.value(), options);
+  REQUIRE(recorder.ok());
+  std::vector<Bot> bots;
+  for (std::uint32_t p = 0; p < config.players; ++p) bots.emplace_back(3, p);
+  std::vector<ButtonInput> inputs(config.players);
+  std::vector<std::uint64_t> hashes{runner->hash()};
+  for (std::uint64_t t = 1; t <= 3000; ++t) {
+    for (std::uint32_t p = 0; p < config.players; ++p) inputs[p] = bots[p].next();
+    REQUIRE(runner->step(inputs).ok());
+    hashes.push_back(runner->hash());
+    REQUIRE(recorder->record(runner.value(), inputs).ok());
+  }
+  REQUIRE(recorder->finish().ok());
+  CHECK(recorder->reached_limit());
+  const std::uint64_t ended = recorder->written_tick();
+  CHECK(ended > 0);
+  CHECK(ended < 3000);
+
+  const std::string bytes = read_file(path);
+  CHECK(bytes.size() <= options.max_file_bytes);
+  CHECK(bytes.size() > options.max_file_bytes - 20 * 1024);  // it filled the room, less one chunk
+  Result<ReplayFile> file = read_replay_file(path);
+  REQUIRE(file.ok());
+  REQUIRE(file->end.has_value());
+  CHECK(file->end->tick == ended);
+  CHECK(file->end->hash == hashes[ended]);
+  CHECK_FALSE(file->truncated);
+  Result<Player<World>> player = Player<World>::open(std::move(file).value(), false);
+  REQUIRE(player.ok());
+  Result<PlayOutcome> played = player->play_to(ended);
+  REQUIRE(played.ok());
+  CHECK_FALSE(played->desync.has_value());
+  CHECK(played->hashes_checked == ended);
+  CHECK(player->runner().hash() == hashes[ended]);
 }

@@ -132,6 +132,13 @@ void run(const RunOptions& options, int* exit_code) {
   if (recorder) {
     Status finished = recorder->finish();
     if (!finished) throw CommandError{finished.error().message, k_exit_failed};
+    if (recorder->reached_limit()) {
+      progress.finish();
+      std::fprintf(stderr, "note: the recording reached the %llu-byte limit of a replay file and ends, "
+                   "complete, at tick %llu; the ticks after it are not in it\n",
+                   static_cast<unsigned long long>(replay::k_max_file_bytes),
+                   static_cast<unsigned long long>(recorder->written_tick()));
+    }
   }
   if (const int signal_number = g_stop_signal.load(); signal_number != 0) {
     progress.finish();

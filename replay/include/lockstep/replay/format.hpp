@@ -22,6 +22,10 @@ inline constexpr std::size_t k_chunk_header_bytes = 28;
 inline constexpr std::size_t k_chunk_header_checked_bytes = 24;
 /// The XXH3-64 that closes every chunk.
 inline constexpr std::size_t k_chunk_checksum_bytes = 8;
+/// A chunk's bytes beyond its payload.
+inline constexpr std::size_t k_chunk_framing_bytes = k_chunk_header_bytes + k_chunk_checksum_bytes;
+/// The end record: framing and the final hash.
+inline constexpr std::size_t k_end_chunk_bytes = k_chunk_framing_bytes + 8;
 
 enum class ChunkType : std::uint32_t {
   header = 1,          ///< everything that built S0

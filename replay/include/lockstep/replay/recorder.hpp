@@ -22,6 +22,9 @@ namespace lockstep::replay {
 struct RecordOptions {
   std::uint32_t hash_every = 1;         ///< keep the hash of every K-th tick; 0: final hash only
   std::uint32_t keyframe_every = 3600;  ///< a keyframe every K ticks; 0: none
+  /// The file ends, properly, before it would grow past this (by default the readers' bound,
+  /// so that every recording can be read back).
+  std::uint64_t max_file_bytes = k_max_file_bytes;
 };
 
 /// A player trusts a keyframe only against the recorded hash of its tick, so every keyframe tick
@@ -71,7 +74,7 @@ class Recorder {
     const ReplayHeader header = make_header<S>(config, seed, runner, options);
     std::vector<std::byte> start;
     if (runner.tick() > 0) start = runner.save().bytes;
-    Result<ReplayWriter> writer = ReplayWriter::create(path, header, start);
+    Result<ReplayWriter> writer = ReplayWriter::create(path, header, start, options.max_file_bytes);
     if (!writer) return writer.error();
     return Recorder(std::move(writer).value(), options, header.players);
   }
@@ -98,6 +101,9 @@ class Recorder {
   Status finish() { return writer_.finish(); }
 
   [[nodiscard]] std::uint64_t bytes_written() const { return writer_.bytes_written(); }
+  /// Whether the file reached its size limit and ended there, at written_tick().
+  [[nodiscard]] bool reached_limit() const { return writer_.reached_limit(); }
+  [[nodiscard]] std::uint64_t written_tick() const { return writer_.written_tick(); }
 
  private:
   Recorder(ReplayWriter writer, const RecordOptions& options, std::uint32_t players)

@@ -19,9 +19,12 @@ namespace lockstep::replay {
 class ReplayWriter {
  public:
   /// Creates (or truncates) `path` and writes the preamble, the header and, when the header's
-  /// start_tick is not 0, the start snapshot.
+  /// start_tick is not 0, the start snapshot. The file never grows past `max_file_bytes` (the
+  /// readers' bound by default, so every file written is one a reader takes): a chunk that would
+  /// cross it ends the recording instead, properly, at the last tick written (see reached_limit).
   static Result<ReplayWriter> create(const std::string& path, const ReplayHeader& header,
-                                     std::span<const std::byte> start_snapshot);
+                                     std::span<const std::byte> start_snapshot,
+                                     std::uint64_t max_file_bytes = k_max_file_bytes);
 
   /// Destroying a writer closes the file without an end record (as a crash would): call
   /// finish() first.
@@ -40,13 +43,24 @@ class ReplayWriter {
   /// Flushes, writes the end record (last tick and its hash), syncs and closes.
   Status finish();
 
+  /// Whether the file reached its size limit and was ended there: the ticks added since are
+  /// not in it (add_tick and add_keyframe then do nothing and succeed).
+  [[nodiscard]] bool reached_limit() const { return reached_limit_; }
+  /// The last tick the file holds.
+  [[nodiscard]] std::uint64_t written_tick() const { return written_tick_; }
+
   [[nodiscard]] std::uint64_t last_tick() const { return last_tick_; }
   [[nodiscard]] std::uint64_t bytes_written() const { return bytes_written_; }
 
  private:
-  ReplayWriter(int fd, const ReplayHeader& header);
+  ReplayWriter(int fd, const ReplayHeader& header, std::uint64_t max_file_bytes);
   Status write_chunk(ChunkType type, std::uint64_t first, std::uint64_t last,
                      std::span<const std::byte> payload);
+  /// Whether chunks with these payload sizes, and then the end record, still fit the limit.
+  [[nodiscard]] bool fits(std::size_t payload_a, std::size_t payload_b = 0) const;
+  /// Ends the file at the last tick written, because the next chunk would not fit.
+  Status end_at_limit();
+  Status write_end(std::uint64_t tick, std::uint64_t hash);
 
   /// Owns a file descriptor: moves, never copies, closes on destruction.
   class UniqueFd {
@@ -69,8 +83,12 @@ class ReplayWriter {
   std::uint32_t players_ = 0;
   std::uint32_t input_bytes_ = 0;
   std::uint32_t hash_every_ = 1;
+  std::uint64_t max_file_bytes_ = k_max_file_bytes;
+  bool reached_limit_ = false;
   std::uint64_t last_tick_ = 0;
   std::uint64_t last_hash_ = 0;
+  std::uint64_t written_tick_ = 0;           ///< the last tick whose chunks are in the file
+  std::uint64_t written_hash_ = 0;
   std::uint64_t pending_first_ = 0;          ///< first tick not yet written
   std::vector<std::byte> pending_inputs_;    ///< ticks [pending_first_, last_tick_], tick-major
   std::vector<std::uint64_t> pending_hashes_;
