@@ -79,3 +79,28 @@ TEST_CASE("a replay whose start state crowds every body into one grid cell fails
   CHECK(std::regex_match(r.err, std::regex("error: [^\n]*candidate contact pairs \\([0-9]+ bodies in one grid cell\\)[^\n]*\n")));
   CHECK(r.peak_rss_kb < memory_budget_kb(snapshot.size()));
 }
+
+TEST_CASE("two tiny replays whose configuration asks for a million bodies are compared within "
+          "the state budget",
+          "[replay][hostile]") {
+  TempDir dir;
+  for (const char* seed : {"1", "2"}) {
+    const ProcessResult r = run_process(k_lockstep, {"run", "--bodies", "1000000", "--ticks", "1", "--hash-every", "0",
+                                                     "--seed", seed, "--record", dir.file(std::string(seed) + ".lsr")});
+    REQUIRE(r.exit_code == 0);
+  }
+  REQUIRE(lockstep::testing::read_file(dir.file("1.lsr")).size() < 1024);
+
+  const ProcessResult diff = run_process(k_lockstep, {"diff", dir.file("1.lsr"), dir.file("2.lsr")});
+  INFO(diff.out << diff.err);
+  CHECK(diff.exit_code == 1);
+  CHECK_THAT(diff.out, Catch::Contains("first divergence at tick 0"));
+  CHECK(std::regex_search(diff.out, std::regex("no field report: listing the fields of two states this large takes "
+                                               "about [0-9]+ MB, over the 256 MB state budget \\(--max-state-mb raises it\\)")));
+  CHECK(diff.peak_rss_kb < 256 * 1024);
+
+  const ProcessResult refused = run_process(k_lockstep, {"replay", dir.file("1.lsr"), "--max-state-mb", "16"});
+  CHECK(refused.exit_code == 2);
+  CHECK(std::regex_match(refused.err, std::regex("error: the replay's state takes [0-9]+ MB, over the 16 MB budget for a "
+                                                 "state \\(--max-state-mb raises it\\)\n")));
+}

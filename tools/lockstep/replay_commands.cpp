@@ -35,8 +35,8 @@ ReplayFile read_or_throw(const std::string& path) {
   return std::move(file).value();
 }
 
-Player<World> open_or_throw(ReplayFile file, bool force) {
-  Result<Player<World>> player = Player<World>::open(std::move(file), force);
+Player<World> open_or_throw(ReplayFile file, bool force, std::uint64_t max_state_mb) {
+  Result<Player<World>> player = Player<World>::open(std::move(file), force, max_state_mb << 20);
   if (!player) throw CommandError{player.error().message};
   return std::move(player).value();
 }
@@ -74,6 +74,7 @@ std::string with_commas(std::uint64_t n) {
 
 struct ReplayOptions {
   std::string path;
+  std::uint64_t max_state_mb = replay::k_default_max_state_bytes >> 20;
   std::uint64_t from_tick = 0;
   std::uint64_t to_tick = 0;
   bool force = false;
@@ -92,7 +93,7 @@ void note_distrusted_keyframes(const PlayOutcome& outcome, std::uint64_t from) {
 void replay_command(const ReplayOptions& options, int* exit_code) {
   ReplayFile file = read_or_throw(options.path);
   note_truncation(options.path, file);
-  Player<World> player = open_or_throw(std::move(file), options.force);
+  Player<World> player = open_or_throw(std::move(file), options.force, options.max_state_mb);
   const std::uint64_t from = options.from_option->count() > 0 ? options.from_tick : player.start_tick();
   const std::uint64_t to = options.to_option->count() > 0 ? options.to_tick : player.last_tick();
   if (from < player.start_tick() || to > player.last_tick() || from > to) {
@@ -207,6 +208,7 @@ struct DiffOptions {
   std::vector<std::string> paths;
   bool force = false;
   std::size_t max_fields = 40;
+  std::uint64_t max_state_mb = replay::k_default_max_state_bytes >> 20;
 };
 
 void print_fields(const replay::DiffResult& result, std::size_t max_fields) {
@@ -232,6 +234,7 @@ void print_fields(const replay::DiffResult& result, std::size_t max_fields) {
 struct BundleState {
   World world;
   std::uint64_t tick = 0;
+  std::uint64_t bytes = 0;  ///< the snapshot's size
 };
 
 BundleState read_bundle_state(const std::string& folder) {
@@ -242,6 +245,7 @@ BundleState read_bundle_state(const std::string& folder) {
   Result<std::vector<std::byte>> bytes = replay::read_regular_file(path, replay::k_max_snapshot_bytes);
   if (!bytes) throw CommandError{bytes.error().message};
   BundleState state;
+  state.bytes = bytes->size();
   Status decoded = decode_snapshot<World>(bytes.value(), state.world, state.tick);
   if (!decoded) throw CommandError{"'" + path + "': " + decoded.error().message};
   return state;
@@ -256,8 +260,8 @@ void diff_command(const DiffOptions& options, int* exit_code) {
     const BundleState a = read_bundle_state(options.paths[0]);
     const BundleState b = read_bundle_state(options.paths[1]);
     replay::DiffResult bundle;
-    bundle.fields = replay::compare_fields(replay::list_fields(a.tick, a.world), replay::list_fields(b.tick, b.world));
-    bundle.identical = bundle.fields.empty();
+    replay::report_fields(bundle, a.tick, a.world, b.world, std::max(a.bytes, b.bytes), options.max_state_mb << 20);
+    bundle.identical = bundle.fields.empty() && bundle.note.empty();
     bundle.through_tick = std::min(a.tick, b.tick);
     bundle.divergence_tick = bundle.report_tick = std::min(a.tick, b.tick);
     result = bundle;
@@ -266,14 +270,14 @@ void diff_command(const DiffOptions& options, int* exit_code) {
     ReplayFile b = read_or_throw(options.paths[1]);
     note_truncation(options.paths[0], a);
     note_truncation(options.paths[1], b);
-    Player<World> pa = open_or_throw(std::move(a), options.force);
-    Player<World> pb = open_or_throw(std::move(b), options.force);
+    Player<World> pa = open_or_throw(std::move(a), options.force, options.max_state_mb);
+    Player<World> pb = open_or_throw(std::move(b), options.force, options.max_state_mb);
     Progress progress("diff", std::min(pa.last_tick(), pb.last_tick()));
     result = replay::diff_replays(pa, pb, [&progress](std::uint64_t tick) { progress.update(tick); });
   } else {
     ReplayFile a = read_or_throw(options.paths[0]);
     note_truncation(options.paths[0], a);
-    Player<World> pa = open_or_throw(std::move(a), options.force);
+    Player<World> pa = open_or_throw(std::move(a), options.force, options.max_state_mb);
     Progress progress("diff", pa.last_tick());
     result = replay::diff_against_recording(pa, [&progress](std::uint64_t tick) { progress.update(tick); });
   }
@@ -358,6 +362,13 @@ void regress_command(const RegressOptions& options, int* exit_code) {
   *exit_code = broken > 0 ? k_exit_usage : failed > 0 ? k_exit_failed : k_exit_ok;
 }
 
+void add_max_state_option(CLI::App* cmd, std::uint64_t& max_state_mb) {
+  cmd->add_option("--max-state-mb", max_state_mb,
+                  "Largest state (snapshot MB) to build from a file; also bounds seek caches and field "
+                  "reports (default 256)")
+      ->check(whole_number(1, 1u << 20));
+}
+
 }  // namespace
 
 void add_replay_commands(CLI::App& app, int* exit_code) {
@@ -369,6 +380,7 @@ void add_replay_commands(CLI::App& app, int* exit_code) {
       ->check(whole_number());
   replay_options->to_option =
       replay_cmd->add_option("--to-tick", replay_options->to_tick, "Stop at this tick")->check(whole_number());
+  add_max_state_option(replay_cmd, replay_options->max_state_mb);
   replay_cmd->add_flag("--force", replay_options->force,
                        "Play even if the replay's simulation compatibility id differs from this build's");
   replay_cmd->callback([replay_options, exit_code] { replay_command(*replay_options, exit_code); });
@@ -386,6 +398,7 @@ void add_replay_commands(CLI::App& app, int* exit_code) {
       ->required()
       ->expected(1, 2);
   diff_cmd->add_flag("--force", diff_options->force, "Compare even across simulation compatibility ids");
+  add_max_state_option(diff_cmd, diff_options->max_state_mb);
   diff_cmd->add_option("--max-fields", diff_options->max_fields, "Differing fields to list (default 40)")
       ->check(whole_number(0, 1'000'000));
   diff_cmd->callback([diff_options, exit_code] { diff_command(*diff_options, exit_code); });

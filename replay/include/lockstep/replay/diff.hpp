@@ -33,6 +33,25 @@ std::string describe_field(std::string_view path) {
   }
 }
 
+/// A field report lists every value of both states as text: about this many bytes of memory for
+/// each byte of a state's snapshot.
+inline constexpr std::uint64_t k_field_report_bytes_per_state_byte = 25;
+
+/// The fields that differ between two states at `tick`, or a note saying why they are not listed
+/// (a report of states this large would exceed the players' state budget).
+template <Simulation S>
+void report_fields(DiffResult& result, std::uint64_t tick, const S& a, const S& b, std::uint64_t state_bytes,
+                   std::uint64_t max_state_bytes) {
+  const std::uint64_t needed = k_field_report_bytes_per_state_byte * state_bytes;
+  if (needed > max_state_bytes) {
+    result.note = "no field report: listing the fields of two states this large takes about " +
+                  std::to_string(needed >> 20) + " MB, over the " + std::to_string(max_state_bytes >> 20) +
+                  " MB state budget (--max-state-mb raises it)";
+    return;
+  }
+  result.fields = compare_fields(list_fields(tick, a), list_fields(tick, b));
+}
+
 /// Steps both replays from their common start, comparing the state hash after every tick, and
 /// reports the first tick where they differ with every differing field of the two states.
 template <Simulation S>
@@ -51,8 +70,8 @@ Result<DiffResult> diff_replays(Player<S>& a, Player<S>& b, const ProgressFn& pr
       result.identical = false;
       result.divergence_tick = t;
       result.report_tick = t;
-      result.fields = compare_fields(list_fields(t, a.runner().simulation()),
-                                     list_fields(t, b.runner().simulation()));
+      report_fields(result, t, a.runner().simulation(), b.runner().simulation(),
+                    std::max(a.state_bytes(), b.state_bytes()), std::min(a.max_state_bytes(), b.max_state_bytes()));
       return result;
     }
     if (t == last) break;
@@ -93,15 +112,15 @@ Result<DiffResult> diff_against_recording(Player<S>& player, const ProgressFn& p
   Status restored = recorded.restore(keyframe->snapshot);
   if (!restored) return fail("the keyframe at tick ", keyframe->tick, " is rejected: ", restored.error().message);
   // Re-simulate from the start (not from a keyframe: those hold the recording's states).
-  Result<Player<S>> fresh = Player<S>::open(player.file(), true);
+  Result<Player<S>> fresh = Player<S>::open(player.file(), true, player.max_state_bytes());
   if (!fresh) return fresh.error();
   while (fresh->tick() < keyframe->tick) {
     Result<std::uint64_t> stepped = fresh->step();
     if (!stepped) return stepped.error();
   }
   result.report_tick = keyframe->tick;
-  result.fields = compare_fields(list_fields(keyframe->tick, recorded.simulation()),
-                                 list_fields(keyframe->tick, fresh->runner().simulation()));
+  report_fields(result, keyframe->tick, recorded.simulation(), fresh->runner().simulation(),
+                std::max<std::uint64_t>(keyframe->snapshot.size(), player.state_bytes()), player.max_state_bytes());
   return result;
 }
 

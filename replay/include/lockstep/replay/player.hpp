@@ -39,19 +39,25 @@ struct PlayOutcome {
 /// Called now and then with the current tick while playing (for progress display).
 using ProgressFn = std::function<void(std::uint64_t tick)>;
 
+/// The largest state (its snapshot's bytes) a player builds from an untrusted file unless told
+/// otherwise; it also bounds the snapshots a player keeps for seeking, and what a field report of
+/// two states may take. The command line's --max-state-mb sets it.
+inline constexpr std::uint64_t k_default_max_state_bytes = 256ull << 20;
+
 template <Simulation S>
 class Player {
  public:
   using Input = typename S::Input;
   using Config = typename S::Config;
 
-  /// In-memory snapshots taken while playing, so that seeking back is quick.
+  /// In-memory snapshots taken while playing, so that seeking back is quick (at most the state
+  /// budget's worth of them).
   static constexpr std::uint64_t k_cache_every_ticks = 600;
-  static constexpr std::uint64_t k_cache_max_bytes = 512ull << 20;
 
   /// Checks that the replay belongs to S (name, compatibility id unless `force`, input size,
   /// player count), decodes the configuration and every input, and builds the start state.
-  static Result<Player> open(ReplayFile file, bool force) {
+  static Result<Player> open(ReplayFile file, bool force,
+                             std::uint64_t max_state_bytes = k_default_max_state_bytes) {
     const ReplayHeader& h = file.header;
     if (h.simulation != S::k_name) {
       return fail("the replay is of simulation '", printable(h.simulation), "', not '", std::string(S::k_name), "'");
@@ -95,6 +101,11 @@ class Player {
     }
     player.file_ = std::move(file);
     player.start_ = player.runner_->save();
+    if (player.start_.bytes.size() > max_state_bytes) {
+      return fail("the replay's state takes ", player.start_.bytes.size() >> 20, " MB, over the ",
+                  max_state_bytes >> 20, " MB budget for a state (--max-state-mb raises it)");
+    }
+    player.max_state_bytes_ = max_state_bytes;
     player.start_hash_ = player.runner_->hash();
     return player;
   }
@@ -105,6 +116,10 @@ class Player {
   [[nodiscard]] std::uint64_t start_tick() const { return file_.header.start_tick; }
   [[nodiscard]] std::uint64_t last_tick() const { return file_.last_tick; }
   [[nodiscard]] std::uint64_t tick() const { return runner_->tick(); }
+  /// The budget this player was opened with (see k_default_max_state_bytes).
+  [[nodiscard]] std::uint64_t max_state_bytes() const { return max_state_bytes_; }
+  /// The size of the state's snapshot, as of when the player was opened.
+  [[nodiscard]] std::uint64_t state_bytes() const { return start_.bytes.size(); }
 
   /// Whether the start state reproduces the recorded start hash (the configuration and seed
   /// build the same S0 in this build).
@@ -238,7 +253,7 @@ class Player {
       if (s.tick == at) return;
     }
     Snapshot snapshot = runner_->save();
-    if (cache_bytes_ + snapshot.bytes.size() > k_cache_max_bytes) return;
+    if (cache_bytes_ + snapshot.bytes.size() > max_state_bytes_) return;
     cache_bytes_ += snapshot.bytes.size();
     cache_.push_back(std::move(snapshot));
   }
@@ -250,6 +265,7 @@ class Player {
   std::uint64_t start_hash_ = 0;
   std::vector<Snapshot> cache_;
   std::uint64_t cache_bytes_ = 0;
+  std::uint64_t max_state_bytes_ = k_default_max_state_bytes;
   std::vector<Input> step_inputs_;
 };
 
