@@ -9,8 +9,13 @@
 namespace lockstep {
 namespace {
 
-/// The grid never grows beyond this many cells; a sparse world gets bigger cells instead.
+/// The grid never grows beyond this many cells, nor beyond this many per body (plus a few), since
+/// every substep visits every cell: a sparse world gets bigger cells instead, so a step's work
+/// stays in proportion to its bodies however vast the bounds. (The arena scales its extent with
+/// its bodies and uses about 5 cells per body.)
 constexpr std::int64_t k_max_grid_cells = 1 << 22;
+constexpr std::int64_t k_grid_cells_per_body = 16;
+constexpr std::int64_t k_min_grid_cells = 4096;
 
 /// Bodies kept out of the grid for being much larger than the rest are checked pairwise among
 /// themselves and against the cells they cover; beyond this many, or this many times the
@@ -336,7 +341,9 @@ void World::rebuild_derived() {
   auto padded_cells = [&](double size) {
     return std::ceil(along(width, size) / k_band_cols) * k_band_cols * along(height, size);
   };
-  while (padded_cells(cell) > static_cast<double>(k_max_grid_cells)) cell *= 2.0;
+  const auto cell_budget = static_cast<double>(
+      std::min(k_max_grid_cells, k_grid_cells_per_body * static_cast<std::int64_t>(n) + k_min_grid_cells));
+  while (padded_cells(cell) > cell_budget) cell *= 2.0;
   inv_cell_size_ = 1.0 / cell;
   grid_cols_ = static_cast<std::int32_t>(along(width, cell));
   grid_rows_ = static_cast<std::int32_t>(along(height, cell));

@@ -331,6 +331,15 @@ TEST_CASE("degenerate but valid states step or fail cleanly, never crash or exha
     REQUIRE(world.check().ok());
     for (int t = 0; t < 3; ++t) REQUIRE(world.step(held(1, ButtonInput::k_up)).ok());
   }
+  SECTION("a few bodies in vast bounds get a grid in proportion to the bodies, not the bounds") {
+    params.min_px = {-1e9, -1e9};
+    params.max_px = {1e9, 1e9};
+    World world(params, 1);
+    for (int i = 0; i < 10; ++i) world.add_body({{10.0 * i, 0.0}, {}, 3.0, 1.0});
+    REQUIRE(world.step(held(1, 0)).ok());
+    CHECK(world.grid_cells() > 0);
+    CHECK(world.grid_cells() <= 16 * 10 + 4096);
+  }
   SECTION("a body wider than the world is rejected by check") {
     World world(params, 1);
     world.add_body({{500.0, 500.0}, {}, 600.0, 1.0});

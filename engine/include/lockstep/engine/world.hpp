@@ -127,6 +127,9 @@ class World {
   [[nodiscard]] std::uint32_t body_count() const {
     return static_cast<std::uint32_t>(pos_x_.size());
   }
+  /// Cells of the contact grid as of the last step (diagnostics): at most 16 per body plus 4,096,
+  /// since every substep visits each one.
+  [[nodiscard]] std::size_t grid_cells() const { return cell_start_.empty() ? 0 : cell_start_.size() - 1; }
   [[nodiscard]] Vec2 position(BodyId body) const;
   [[nodiscard]] Vec2 velocity(BodyId body) const;
   [[nodiscard]] double radius(BodyId body) const;
