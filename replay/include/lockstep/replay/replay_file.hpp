@@ -35,40 +35,59 @@ struct ReplayHeader {
   std::vector<std::byte> config;       ///< canonical bytes of the simulation's Config
 };
 
-/// One player's inputs as runs, stored flat so that memory stays in proportion to the file: a
-/// run costs 8 + input_bytes bytes here against 4 + input_bytes on disk. Run r holds input(r)
-/// from first_tick(r) through the tick before the next run's first (the last run: through the
-/// file's last tick).
+/// One player's inputs as runs, stored so that memory stays in proportion to the file: a run
+/// costs 4 + input_bytes bytes here, as on disk. Run r holds input(r) from first_tick(r) through
+/// the tick before the next run's first (the last run: through the file's last tick).
 class InputRuns {
  public:
   explicit InputRuns(std::uint32_t input_bytes = 1) : input_bytes_(input_bytes) {}
 
+  /// Appends a run; first ticks ascend, and a run is at most k_max_ticks_per_chunk long.
   void add(std::uint64_t first_tick, std::span<const std::byte> input) {
-    if (first_ticks_.size() % k_block_runs == 0) {
-      input_blocks_.emplace_back().reserve(k_block_runs * input_bytes_);
+    if (size_ % k_block_runs == 0) {
+      Block& block = blocks_.emplace_back();
+      block.base_tick = first_tick;
+      block.offsets.reserve(k_block_runs);
+      block.inputs.reserve(k_block_runs * input_bytes_);
     }
-    first_ticks_.push_back(first_tick);
-    input_blocks_.back().insert(input_blocks_.back().end(), input.begin(), input.end());
+    Block& block = blocks_.back();
+    block.offsets.push_back(static_cast<std::uint32_t>(first_tick - block.base_tick));
+    block.inputs.insert(block.inputs.end(), input.begin(), input.end());
+    ++size_;
   }
-  [[nodiscard]] std::size_t size() const { return first_ticks_.size(); }
-  [[nodiscard]] std::uint64_t first_tick(std::size_t run) const { return first_ticks_[run]; }
+  [[nodiscard]] std::size_t size() const { return size_; }
+  [[nodiscard]] std::uint64_t first_tick(std::size_t run) const {
+    const Block& block = blocks_[run / k_block_runs];
+    return block.base_tick + block.offsets[run % k_block_runs];
+  }
   [[nodiscard]] std::span<const std::byte> input(std::size_t run) const {
-    return std::span<const std::byte>(input_blocks_[run / k_block_runs])
+    return std::span<const std::byte>(blocks_[run / k_block_runs].inputs)
         .subspan(run % k_block_runs * input_bytes_, input_bytes_);
   }
   /// The run that holds `tick` (at or after the first run's first tick).
   [[nodiscard]] std::size_t find(std::uint64_t tick) const {
-    return static_cast<std::size_t>(std::upper_bound(first_ticks_.begin(), first_ticks_.end(), tick) -
-                                    first_ticks_.begin()) - 1;
+    const auto block = std::upper_bound(blocks_.begin(), blocks_.end(), tick,
+                                        [](std::uint64_t t, const Block& b) { return t < b.base_tick; }) - 1;
+    const auto offset = std::upper_bound(block->offsets.begin(), block->offsets.end(), tick - block->base_tick,
+                                         [](std::uint64_t t, std::uint32_t o) { return t < o; }) - 1;
+    return static_cast<std::size_t>(block - blocks_.begin()) * k_block_runs +
+           static_cast<std::size_t>(offset - block->offsets.begin());
   }
 
  private:
-  // Fixed-size blocks and a deque rather than vectors that double: growing never holds two
-  // copies, so the peak stays at the figure above.
+  // Runs in blocks of a fixed count, each reserved once: growing never holds two copies, and a
+  // run's first tick is a 32-bit offset from its block's first (a block spans at most
+  // k_block_runs runs of at most k_max_ticks_per_chunk = 2^20 ticks each, under 2^32).
   static constexpr std::size_t k_block_runs = 4096;
+  static_assert((k_block_runs - 1) * k_max_ticks_per_chunk < (std::uint64_t{1} << 32));
+  struct Block {
+    std::uint64_t base_tick = 0;
+    std::vector<std::uint32_t> offsets;
+    std::vector<std::byte> inputs;
+  };
   std::uint32_t input_bytes_;
-  std::deque<std::uint64_t> first_ticks_;
-  std::vector<std::vector<std::byte>> input_blocks_;
+  std::size_t size_ = 0;
+  std::vector<Block> blocks_;
 };
 
 struct TickHash {
