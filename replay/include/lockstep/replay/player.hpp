@@ -79,30 +79,19 @@ class Player {
       return fail("the replay's configuration is malformed: ", e.what());
     }
 
-    Player player;
-    player.config_ = config;
     Status inputs = check_inputs(file);
     if (!inputs) return inputs.error();
-    if (h.start_tick == 0) {
-      Result<Runner<S>> runner = Runner<S>::create(config, h.seed);
-      if (!runner) return fail("the replay's configuration is rejected: ", runner.error().message);
-      player.runner_ = std::make_unique<Runner<S>>(std::move(runner).value());
-    } else {
-      Result<S> blank = S::create(config, h.seed);
-      if (!blank) return fail("the replay's configuration is rejected: ", blank.error().message);
-      player.runner_ = std::make_unique<Runner<S>>(std::move(blank).value());
-      Status restored = player.runner_->restore(file.start_snapshot);
-      if (!restored) return fail("the replay's start snapshot is rejected: ", restored.error().message);
-      if (player.runner_->tick() != h.start_tick) return fail("the start snapshot is of the wrong tick");
-    }
+    Player player;
+    player.config_ = config;
+    player.file_ = std::move(file);
+    if (Status built = player.build_start(); !built) return built.error();
     if (player.runner_->simulation().players() != h.players) {
       return fail("the replay has ", h.players, " players but its configuration builds ",
                   player.runner_->simulation().players());
     }
-    player.file_ = std::move(file);
-    player.start_ = player.runner_->save();
-    if (player.start_.bytes.size() > max_state_bytes) {
-      return fail("the replay's state takes ", player.start_.bytes.size() >> 20, " MB, over the ",
+    player.state_bytes_ = player.runner_->save().bytes.size();
+    if (player.state_bytes_ > max_state_bytes) {
+      return fail("the replay's state takes ", player.state_bytes_ >> 20, " MB, over the ",
                   max_state_bytes >> 20, " MB budget for a state (--max-state-mb raises it)");
     }
     player.max_state_bytes_ = max_state_bytes;
@@ -119,13 +108,13 @@ class Player {
   /// The budget this player was opened with (see k_default_max_state_bytes).
   [[nodiscard]] std::uint64_t max_state_bytes() const { return max_state_bytes_; }
   /// The size of the state's snapshot, as of when the player was opened.
-  [[nodiscard]] std::uint64_t state_bytes() const { return start_.bytes.size(); }
+  [[nodiscard]] std::uint64_t state_bytes() const { return state_bytes_; }
 
   /// Whether the start state reproduces the recorded start hash (the configuration and seed
   /// build the same S0 in this build).
   [[nodiscard]] std::optional<Desync> check_start() const {
-    if (start_.tick == file_.header.start_tick && start_hash_ != file_.header.start_hash) {
-      return Desync{start_.tick, file_.header.start_hash, start_hash_};
+    if (start_hash_ != file_.header.start_hash) {
+      return Desync{start_tick(), file_.header.start_hash, start_hash_};
     }
     return std::nullopt;
   }
@@ -178,7 +167,11 @@ class Player {
     std::uint32_t distrusted = 0;
     std::uint64_t below = target + 1;  // starting points must lie before this tick
     StartingPoint from = best_start(target, below);
-    while (from.bytes != nullptr) {
+    while (from.bytes != nullptr || from.is_start) {
+      if (from.is_start) {
+        if (Status built = build_start(); !built) return built.error();
+        break;
+      }
       Status restored = runner_->restore(*from.bytes);
       const bool trusted = restored && runner_->tick() == from.tick &&
                            (!from.from_file || file_.hash_at(from.tick) == runner_->hash());
@@ -210,24 +203,46 @@ class Player {
 
   Player() = default;
 
-  /// A state to seek from: `bytes` null means the runner's current state.
+  /// A state to seek from: saved bytes, the start state (rebuilt), or (neither) the runner's
+  /// current state.
   struct StartingPoint {
     std::uint64_t tick = 0;
     const std::vector<std::byte>* bytes = nullptr;
     bool from_file = false;  ///< a file keyframe, trusted only once its hash checks out
+    bool is_start = false;
   };
+
+  /// Builds the start state afresh: from the configuration and seed, or from the file's start
+  /// snapshot. Rebuilt rather than kept, so that a player holds one state, not two.
+  Status build_start() {
+    const ReplayHeader& h = file_.header;
+    if (h.start_tick == 0) {
+      Result<Runner<S>> runner = Runner<S>::create(config_, h.seed);
+      if (!runner) return fail("the replay's configuration is rejected: ", runner.error().message);
+      runner_ = std::make_unique<Runner<S>>(std::move(runner).value());
+      return {};
+    }
+    Result<S> blank = S::create(config_, h.seed);
+    if (!blank) return fail("the replay's configuration is rejected: ", blank.error().message);
+    auto runner = std::make_unique<Runner<S>>(std::move(blank).value());
+    Status restored = runner->restore(file_.start_snapshot);
+    if (!restored) return fail("the replay's start snapshot is rejected: ", restored.error().message);
+    if (runner->tick() != h.start_tick) return fail("the start snapshot is of the wrong tick");
+    runner_ = std::move(runner);
+    return {};
+  }
 
   /// The latest starting point at or before `target` and before `below`: the current state, a
   /// remembered snapshot, a file keyframe, or else the start state (always there: `below` is
   /// never at or before the start tick).
   [[nodiscard]] StartingPoint best_start(std::uint64_t target, std::uint64_t below) const {
-    StartingPoint best{start_.tick, &start_.bytes, false};
+    StartingPoint best{start_tick(), nullptr, false, true};
     auto consider = [&](std::uint64_t at, const std::vector<std::byte>* bytes, bool from_file) {
       if (at <= target && at < below && at > best.tick) best = StartingPoint{at, bytes, from_file};
     };
     for (const Keyframe& k : file_.keyframes) consider(k.tick, &k.snapshot, true);
     for (const Snapshot& s : cache_) consider(s.tick, &s.bytes, false);
-    if (tick() <= target && tick() < below && tick() >= best.tick) best = StartingPoint{tick(), nullptr, false};
+    if (tick() <= target && tick() < below && tick() >= best.tick) best = StartingPoint{tick(), nullptr, false, false};
     return best;
   }
 
@@ -261,8 +276,8 @@ class Player {
   ReplayFile file_;
   Config config_{};
   std::unique_ptr<Runner<S>> runner_;
-  Snapshot start_;
   std::uint64_t start_hash_ = 0;
+  std::uint64_t state_bytes_ = 0;
   std::vector<Snapshot> cache_;
   std::uint64_t cache_bytes_ = 0;
   std::uint64_t max_state_bytes_ = k_default_max_state_bytes;
