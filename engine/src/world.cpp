@@ -35,6 +35,25 @@ constexpr std::size_t k_max_candidates_per_body = 64;
 
 bool in_range(double value, double limit) { return std::fabs(value) <= limit; }  // false for NaN
 
+/// The most candidate pairs a step may test among n bodies.
+std::uint64_t candidate_budget(std::size_t n) { return k_max_candidates_per_body * std::uint64_t{n} + 4096; }
+
+/// Candidate pairs of a cell holding `crowd` bodies whose neighbours ahead hold `neighbours`.
+/// In 64 bits whatever size_t is, so that a crowded cell cannot wrap the count on 32-bit targets.
+std::uint64_t candidate_pairs(std::uint64_t crowd, std::uint64_t neighbours) {
+  return crowd == 0 ? 0 : crowd * (crowd - 1) / 2 + crowd * neighbours;
+}
+
+/// The neighbouring cells ahead (E, SW, S, SE): with the cell itself, each pair of neighbouring
+/// cells is visited once.
+constexpr std::int32_t k_cells_ahead[4][2] = {{1, 0}, {-1, 1}, {0, 1}, {1, 1}};
+
+/// A grid coordinate, clamped to the grid before the cast; NaN goes to 0 rather than undefined
+/// behaviour.
+std::int32_t cell_coordinate(double f, double max) {
+  return static_cast<std::int32_t>(!(f >= 0.0) ? 0.0 : std::min(f, max));
+}
+
 }  // namespace
 
 World::World(const WorldParams& params, std::uint32_t players)
@@ -272,32 +291,7 @@ void World::solve_links(double h, double inv_h) {
   }
 }
 
-void World::rebuild_derived() {
-  const std::size_t n = pos_x_.size();
-
-  // Bodies with a force beyond gravity: players' bodies and spring ends, ascending, once each.
-  forced_.clear();
-  for (std::uint32_t body : player_body_) {
-    if (body != k_no_body) forced_.push_back(body);
-  }
-  forced_.insert(forced_.end(), spring_a_.begin(), spring_a_.end());
-  forced_.insert(forced_.end(), spring_b_.begin(), spring_b_.end());
-  std::sort(forced_.begin(), forced_.end());
-  forced_.erase(std::unique(forced_.begin(), forced_.end()), forced_.end());
-  auto slot_of = [this](std::uint32_t body) {
-    return static_cast<std::uint32_t>(std::lower_bound(forced_.begin(), forced_.end(), body) -
-                                      forced_.begin());
-  };
-  player_slot_.clear();
-  for (std::uint32_t body : player_body_) player_slot_.push_back(body == k_no_body ? k_no_body : slot_of(body));
-  spring_slot_.clear();
-  for (std::size_t s = 0; s < spring_a_.size(); ++s) {
-    spring_slot_.push_back(slot_of(spring_a_[s]));
-    spring_slot_.push_back(slot_of(spring_b_[s]));
-  }
-  forced_terms_.assign(forced_.size(), AffineAccel{});
-  forced_start_.assign(forced_.size(), BodyState{});
-
+World::GridShape World::grid_shape() const {
   // The cell is one diameter of the largest *ordinary* body, so touching ordinary circles lie in
   // the same or neighbouring cells. Bodies much larger than the mean (players, boulders) would
   // inflate every cell; they are kept out of the grid and checked against the cells they cover.
@@ -326,11 +320,6 @@ void World::rebuild_derived() {
   if (oversized > k_max_oversized_bodies || max_radius > k_max_oversize_ratio * ordinary_max) {
     ordinary_max = max_radius;
   }
-  oversized_.clear();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (radius_[i] > ordinary_max) oversized_.push_back(static_cast<std::uint32_t>(i));
-  }
-  ordinary_max_radius_ = ordinary_max;
 
   // The grid spans the world bounds. Counts are worked out in double so that no extent can
   // overflow an integer; the cell grows until the padded grid fits the cell budget.
@@ -341,13 +330,75 @@ void World::rebuild_derived() {
   auto padded_cells = [&](double size) {
     return std::ceil(along(width, size) / k_band_cols) * k_band_cols * along(height, size);
   };
-  const auto cell_budget = static_cast<double>(
-      std::min(k_max_grid_cells, k_grid_cells_per_body * static_cast<std::int64_t>(n) + k_min_grid_cells));
+  const std::int64_t n = static_cast<std::int64_t>(pos_x_.size());
+  const auto cell_budget = static_cast<double>(std::min(k_max_grid_cells, k_grid_cells_per_body * n + k_min_grid_cells));
   while (padded_cells(cell) > cell_budget) cell *= 2.0;
-  inv_cell_size_ = 1.0 / cell;
-  grid_cols_ = static_cast<std::int32_t>(along(width, cell));
-  grid_rows_ = static_cast<std::int32_t>(along(height, cell));
-  cell_start_.assign(static_cast<std::size_t>(padded_cells(cell)) + 1, 0);
+  return {ordinary_max, 1.0 / cell, static_cast<std::int32_t>(along(width, cell)),
+          static_cast<std::int32_t>(along(height, cell)), static_cast<std::size_t>(padded_cells(cell))};
+}
+
+std::uint64_t World::crowding(const GridShape& shape) const {
+  // The counting sort of solve_contacts, counts only.
+  std::vector<std::uint32_t> count(shape.cells, 0);
+  const double cols_max = static_cast<double>(shape.cols - 1);
+  const double rows_max = static_cast<double>(shape.rows - 1);
+  for (std::size_t i = 0; i < pos_x_.size(); ++i) {
+    if (radius_[i] <= 0.0 || radius_[i] > shape.ordinary_max_radius) continue;
+    const std::int32_t cx = cell_coordinate((pos_x_[i] - params_.min_px.x) * shape.inv_cell_size, cols_max);
+    const std::int32_t cy = cell_coordinate((pos_y_[i] - params_.min_px.y) * shape.inv_cell_size, rows_max);
+    ++count[cell_index(cx, cy, shape.rows)];
+  }
+  std::uint64_t candidates = 0;
+  for (std::int32_t col = 0; col < shape.cols; ++col) {
+    for (std::int32_t row = 0; row < shape.rows; ++row) {
+      std::uint64_t neighbours = 0;
+      for (const auto& ahead : k_cells_ahead) {
+        const std::int32_t c2 = col + ahead[0];
+        const std::int32_t r2 = row + ahead[1];
+        if (c2 >= 0 && c2 < shape.cols && r2 < shape.rows) neighbours += count[cell_index(c2, r2, shape.rows)];
+      }
+      candidates += candidate_pairs(count[cell_index(col, row, shape.rows)], neighbours);
+    }
+  }
+  return candidates;
+}
+
+void World::rebuild_derived() {
+  const std::size_t n = pos_x_.size();
+
+  // Bodies with a force beyond gravity: players' bodies and spring ends, ascending, once each.
+  forced_.clear();
+  for (std::uint32_t body : player_body_) {
+    if (body != k_no_body) forced_.push_back(body);
+  }
+  forced_.insert(forced_.end(), spring_a_.begin(), spring_a_.end());
+  forced_.insert(forced_.end(), spring_b_.begin(), spring_b_.end());
+  std::sort(forced_.begin(), forced_.end());
+  forced_.erase(std::unique(forced_.begin(), forced_.end()), forced_.end());
+  auto slot_of = [this](std::uint32_t body) {
+    return static_cast<std::uint32_t>(std::lower_bound(forced_.begin(), forced_.end(), body) -
+                                      forced_.begin());
+  };
+  player_slot_.clear();
+  for (std::uint32_t body : player_body_) player_slot_.push_back(body == k_no_body ? k_no_body : slot_of(body));
+  spring_slot_.clear();
+  for (std::size_t s = 0; s < spring_a_.size(); ++s) {
+    spring_slot_.push_back(slot_of(spring_a_[s]));
+    spring_slot_.push_back(slot_of(spring_b_[s]));
+  }
+  forced_terms_.assign(forced_.size(), AffineAccel{});
+  forced_start_.assign(forced_.size(), BodyState{});
+
+  const GridShape shape = grid_shape();
+  oversized_.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (radius_[i] > shape.ordinary_max_radius) oversized_.push_back(static_cast<std::uint32_t>(i));
+  }
+  ordinary_max_radius_ = shape.ordinary_max_radius;
+  inv_cell_size_ = shape.inv_cell_size;
+  grid_cols_ = shape.cols;
+  grid_rows_ = shape.rows;
+  cell_start_.assign(shape.cells + 1, 0);
   cell_items_.assign(n, 0);
   body_cell_.assign(n, 0);
   sorted_.assign(n, ContactBody{});
@@ -393,10 +444,6 @@ Status World::solve_contacts(double inv_h) {
   const auto outside = static_cast<std::uint32_t>(cells);
   const double cols_max = static_cast<double>(grid_cols_ - 1);
   const double rows_max = static_cast<double>(grid_rows_ - 1);
-  auto cell_coordinate = [](double f, double max) {
-    // Clamped to the grid before the cast; NaN goes to 0 rather than undefined behaviour.
-    return static_cast<std::int32_t>(!(f >= 0.0) ? 0.0 : std::min(f, max));
-  };
 
   // Counting sort of ordinary bodies into cells, filled in body order so each cell lists
   // ascending ids.
@@ -437,8 +484,8 @@ Status World::solve_contacts(double inv_h) {
   // not touch, and a mispredicted branch per candidate costs more than the test.
   std::size_t touching = 0;
   const std::size_t budget = k_max_contacts_per_body * n + 4096;
-  std::size_t candidates = 0;
-  const std::size_t candidate_budget = k_max_candidates_per_body * n + 4096;
+  std::uint64_t candidates = 0;
+  const std::uint64_t budget_candidates = candidate_budget(n);
   auto candidate = [&](std::uint32_t a, std::uint32_t b) {
     contact_pairs_[touching] = {a, b};
     const double dx = bodies[b].x - bodies[a].x;
@@ -446,7 +493,6 @@ Status World::solve_contacts(double inv_h) {
     const double reach = bodies[a].radius + bodies[b].radius;
     touching += static_cast<std::size_t>(dx * dx + dy * dy < reach * reach);
   };
-  constexpr std::int32_t k_ahead[4][2] = {{1, 0}, {-1, 1}, {0, 1}, {1, 1}};
   for (std::int32_t band_start = 0; band_start < grid_cols_; band_start += k_band_cols) {
     const std::int32_t band_end = std::min(band_start + k_band_cols, grid_cols_);
     for (std::int32_t row = 0; row < grid_rows_; ++row) {
@@ -458,18 +504,17 @@ Status World::solve_contacts(double inv_h) {
         std::uint32_t others[4][2] = {};
         std::size_t neighbours = 0;
         for (std::size_t o = 0; o < 4; ++o) {
-          const std::int32_t c2 = col + k_ahead[o][0];
-          const std::int32_t r2 = row + k_ahead[o][1];
+          const std::int32_t c2 = col + k_cells_ahead[o][0];
+          const std::int32_t r2 = row + k_cells_ahead[o][1];
           if (c2 < 0 || c2 >= grid_cols_ || r2 >= grid_rows_) continue;
           const std::uint32_t other = cell_index(c2, r2);
           others[o][0] = cell_start_[other];
           others[o][1] = cell_start_[other + 1];
           neighbours += others[o][1] - others[o][0];
         }
-        const std::size_t crowd = end - begin;
-        candidates += crowd * (crowd - 1) / 2 + crowd * neighbours;
-        if (candidates > candidate_budget) {
-          return fail("more than ", candidate_budget, " candidate contact pairs (", crowd,
+        candidates += candidate_pairs(end - begin, neighbours);
+        if (candidates > budget_candidates) {
+          return fail("more than ", budget_candidates, " candidate contact pairs (", end - begin,
                       " bodies in one grid cell): the state is too crowded to step in linear time");
         }
         for (std::uint32_t a = begin; a < end; ++a) {
@@ -638,6 +683,15 @@ Status World::check() const {
     if (!(link_length_[l] >= 0.0 && link_length_[l] <= 1e6 &&
           (compliance == 0.0 || (compliance >= 1e-12 && compliance <= 1e9)))) {
       return fail("link ", l + 1, " has a bad length or compliance");
+    }
+  }
+  // Last, as it needs every array consistent: a state whose bodies crowd into few grid cells
+  // would make every step quadratic, so it is refused here, before anything steps it.
+  if (p.contacts) {
+    const std::uint64_t candidates = crowding(grid_shape());
+    if (candidates > candidate_budget(n)) {
+      return fail("the bodies crowd into too few grid cells (", candidates, " candidate contact pairs, more than ",
+                  candidate_budget(n), "): the state cannot be stepped in linear time");
     }
   }
   return {};

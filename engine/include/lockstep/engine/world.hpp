@@ -195,10 +195,26 @@ class World {
   /// that the contact sweep walks memory in order and its working set stays small however wide
   /// the world is.
   static constexpr std::int32_t k_band_cols = 16;
-  [[nodiscard]] std::uint32_t cell_index(std::int32_t col, std::int32_t row) const {
+  static std::uint32_t cell_index(std::int32_t col, std::int32_t row, std::int32_t rows) {
     const std::int32_t band = col / k_band_cols;
-    return static_cast<std::uint32_t>((band * grid_rows_ + row) * k_band_cols + col % k_band_cols);
+    return static_cast<std::uint32_t>((band * rows + row) * k_band_cols + col % k_band_cols);
   }
+  [[nodiscard]] std::uint32_t cell_index(std::int32_t col, std::int32_t row) const {
+    return cell_index(col, row, grid_rows_);
+  }
+
+  /// The contact grid's geometry: a function of the state alone, which rebuild_derived applies
+  /// and check() uses to refuse states too crowded to step in linear time.
+  struct GridShape {
+    double ordinary_max_radius = 0.0;  ///< bodies above this radius stay out of the grid
+    double inv_cell_size = 1.0;
+    std::int32_t cols = 1;
+    std::int32_t rows = 1;
+    std::size_t cells = 1;             ///< padded to whole bands
+  };
+  [[nodiscard]] GridShape grid_shape() const;
+  /// The candidate pairs a contact pass would test on the current positions.
+  [[nodiscard]] std::uint64_t crowding(const GridShape& shape) const;
 
   // State: everything below up to "derived" is serialised, hashed and snapshotted.
   WorldParams params_;
