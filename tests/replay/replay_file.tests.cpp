@@ -68,6 +68,30 @@ void reseal(std::vector<std::byte>& bytes, std::pair<std::size_t, std::size_t> s
   for (int i = 0; i < 8; ++i) bytes[span.first + body + static_cast<std::size_t>(i)] = static_cast<std::byte>((checksum >> (8 * i)) & 0xFF);
 }
 
+/// The span of the keyframe chunk of `tick`.
+std::optional<std::pair<std::size_t, std::size_t>> keyframe_span(const std::vector<std::byte>& bytes, std::uint64_t tick) {
+  for (const auto& span : chunk_spans(bytes)) {
+    ByteReader head(std::span<const std::byte>(bytes).subspan(span.first, k_chunk_header_bytes));
+    const std::uint32_t type = head.u32();
+    head.u32();
+    if (type == static_cast<std::uint32_t>(ChunkType::keyframe) && head.u64() == tick) return span;
+  }
+  return std::nullopt;
+}
+
+void write_bytes(const std::string& path, const std::vector<std::byte>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+Player<World> open_file(const std::string& path) {
+  Result<ReplayFile> file = read_replay_file(path);
+  REQUIRE(file.ok());
+  Result<Player<World>> player = Player<World>::open(std::move(file).value(), false);
+  REQUIRE(player.ok());
+  return std::move(player).value();
+}
+
 }  // namespace
 
 TEST_CASE("a recording parses back to what was recorded", "[replay][format]") {
@@ -282,13 +306,7 @@ TEST_CASE("a keyframe altered with its checksums recomputed is passed over for a
   const std::string path = dir.file("a.lsr");
   record_session(path, small_arena(), 8, 300, {100, 100});
   std::vector<std::byte> bytes = bytes_of(path);
-  std::optional<std::pair<std::size_t, std::size_t>> keyframe_200;
-  for (const auto& span : chunk_spans(bytes)) {
-    ByteReader head(std::span<const std::byte>(bytes).subspan(span.first, k_chunk_header_bytes));
-    const std::uint32_t type = head.u32();
-    head.u32();
-    if (type == static_cast<std::uint32_t>(ChunkType::keyframe) && head.u64() == 200) keyframe_200 = span;
-  }
+  const auto keyframe_200 = keyframe_span(bytes, 200);
   REQUIRE(keyframe_200.has_value());
   // A byte in the middle of the state (a body's position or velocity), not its framing.
   const std::size_t middle = (keyframe_200->first + keyframe_200->second) / 2;
@@ -392,4 +410,36 @@ TEST_CASE("a recording that reaches the size limit ends there, complete, and rea
   CHECK_FALSE(played->desync.has_value());
   CHECK(played->hashes_checked == ended);
   CHECK(player->runner().hash() == hashes[ended]);
+}
+
+TEST_CASE("a keyframe that restores to another tick is not gone on from, even when it restored",
+          "[replay][player][verify]") {
+  // The chunk says tick 200; its snapshot is another session's state at tick 100. Restoring it
+  // succeeds, and must not leave that state as a starting point for the seek's next try.
+  TempDir dir;
+  record_session(dir.file("a.lsr"), small_arena(), 8, 300, {100, 100});
+  record_session(dir.file("b.lsr"), small_arena(), 9, 300, {100, 100});
+  std::vector<std::byte> a = bytes_of(dir.file("a.lsr"));
+  const std::vector<std::byte> b = bytes_of(dir.file("b.lsr"));
+  const auto a_200 = keyframe_span(a, 200);
+  const auto b_100 = keyframe_span(b, 100);
+  REQUIRE(a_200.has_value());
+  REQUIRE(b_100.has_value());
+  REQUIRE(a_200->second - a_200->first == b_100->second - b_100->first);
+  std::copy(b.begin() + static_cast<std::ptrdiff_t>(b_100->first + k_chunk_header_bytes),
+            b.begin() + static_cast<std::ptrdiff_t>(b_100->second - k_chunk_checksum_bytes),
+            a.begin() + static_cast<std::ptrdiff_t>(a_200->first + k_chunk_header_bytes));
+  reseal(a, *a_200);
+  write_bytes(dir.file("tampered.lsr"), a);
+
+  Player<World> good = open_file(dir.file("a.lsr"));
+  Player<World> bad = open_file(dir.file("tampered.lsr"));
+  Result<PlayOutcome> expected = good.seek(204);
+  Result<PlayOutcome> passed_over = bad.seek(204);
+  REQUIRE(expected.ok());
+  REQUIRE(passed_over.ok());
+  CHECK_FALSE(passed_over->desync.has_value());
+  CHECK(passed_over->keyframes_distrusted == 1);
+  CHECK(passed_over->restored_tick == 100);
+  CHECK(bad.runner().hash() == good.runner().hash());
 }

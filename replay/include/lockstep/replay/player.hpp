@@ -140,7 +140,10 @@ class Player {
       const std::uint64_t next = tick() + 1;
       inputs_at(next, inputs);
       Result<std::uint64_t> hash = runner_->step(inputs);
-      if (!hash) return hash.error();
+      if (!hash) {
+        current_trusted_ = false;  // a failed step leaves the state unspecified
+        return hash.error();
+      }
       ++outcome.ticks_stepped;
       if (const std::optional<std::uint64_t> expected = file_.hash_at(next)) {
         ++outcome.hashes_checked;
@@ -175,6 +178,7 @@ class Player {
       Status restored = runner_->restore(*from.bytes);
       const bool trusted = restored && runner_->tick() == from.tick &&
                            (!from.from_file || file_.hash_at(from.tick) == runner_->hash());
+      current_trusted_ = trusted;  // a keyframe that restored but failed its check is not a state to go on from
       if (trusted) break;
       if (!from.from_file) return fail("the saved state of tick ", from.tick, " no longer restores");
       ++distrusted;
@@ -193,7 +197,9 @@ class Player {
   Result<std::uint64_t> step() {
     if (tick() >= last_tick()) return fail("tick ", tick() + 1, " is past the replay's last tick");
     inputs_at(tick() + 1, step_inputs_);
-    return runner_->step(step_inputs_);
+    Result<std::uint64_t> hash = runner_->step(step_inputs_);
+    if (!hash) current_trusted_ = false;
+    return hash;
   }
 
   /// Snapshots held in memory.
@@ -220,6 +226,7 @@ class Player {
       Result<Runner<S>> runner = Runner<S>::create(config_, h.seed);
       if (!runner) return fail("the replay's configuration is rejected: ", runner.error().message);
       runner_ = std::make_unique<Runner<S>>(std::move(runner).value());
+      current_trusted_ = true;
       return {};
     }
     Result<S> blank = S::create(config_, h.seed);
@@ -229,6 +236,7 @@ class Player {
     if (!restored) return fail("the replay's start snapshot is rejected: ", restored.error().message);
     if (runner->tick() != h.start_tick) return fail("the start snapshot is of the wrong tick");
     runner_ = std::move(runner);
+    current_trusted_ = true;
     return {};
   }
 
@@ -242,7 +250,9 @@ class Player {
     };
     for (const Keyframe& k : file_.keyframes) consider(k.tick, &k.snapshot, true);
     for (const Snapshot& s : cache_) consider(s.tick, &s.bytes, false);
-    if (tick() <= target && tick() < below && tick() >= best.tick) best = StartingPoint{tick(), nullptr, false, false};
+    if (current_trusted_ && tick() <= target && tick() < below && tick() >= best.tick) {
+      best = StartingPoint{tick(), nullptr, false, false};
+    }
     return best;
   }
 
@@ -267,6 +277,7 @@ class Player {
     for (const Snapshot& s : cache_) {
       if (s.tick == at) return;
     }
+    if (cache_bytes_ + state_bytes_ > max_state_bytes_) return;  // full: not even a save
     Snapshot snapshot = runner_->save();
     if (cache_bytes_ + snapshot.bytes.size() > max_state_bytes_) return;
     cache_bytes_ += snapshot.bytes.size();
@@ -278,6 +289,7 @@ class Player {
   std::unique_ptr<Runner<S>> runner_;
   std::uint64_t start_hash_ = 0;
   std::uint64_t state_bytes_ = 0;
+  bool current_trusted_ = true;  ///< the runner's state came from the start, a trusted restore or good steps
   std::vector<Snapshot> cache_;
   std::uint64_t cache_bytes_ = 0;
   std::uint64_t max_state_bytes_ = k_default_max_state_bytes;
