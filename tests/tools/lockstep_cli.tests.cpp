@@ -236,6 +236,8 @@ TEST_CASE("bad arguments give one 'error:' line on stderr and exit code 2", "[to
       // Numbers are taken whole or refused: no sign flip, no saturation, no empty-as-zero, no
       // NaN or infinity, nothing trailing.
       {"run", "--seed", "-1"},
+      {"run", "--seed", "010"},
+      {"host", "--timeout-ms", "0143"},
       {"run", "--seed", "99999999999999999999999"},
       {"run", "--seed", "18446744073709551616"},
       {"run", "--seed", ""},

@@ -12,7 +12,8 @@ CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
   return CLI::Validator(
       [min, max, range](std::string& text) -> std::string {
         std::uint64_t value = 0;
-        bool ok = !text.empty() && text.size() <= 20;
+        // No leading zero: CLI11 converts with strtoull base 0, which would read "010" as octal 8.
+        bool ok = !text.empty() && text.size() <= 20 && (text.size() == 1 || text[0] != '0');
         for (const char c : text) {
           if (c < '0' || c > '9') ok = false;
         }

@@ -11,7 +11,7 @@
 
 namespace lockstep::tools {
 
-/// Decimal digits only, from `min` to `max`.
+/// Decimal digits only, without a leading zero, from `min` to `max`.
 CLI::Validator whole_number(std::uint64_t min = 0,
                             std::uint64_t max = std::numeric_limits<std::uint64_t>::max());
 
