@@ -58,7 +58,19 @@ Result<ReplayWriter> ReplayWriter::create(const std::string& path, const ReplayH
   if ((header.start_tick > 0) != !start_snapshot.empty()) {
     return fail("cannot record: a start snapshot goes with a start tick above 0, and only then");
   }
+  // The reader's bounds, so that nothing written here is refused there.
+  for (const std::string* text : {&header.engine_version, &header.simulation, &header.build, &header.input_layout}) {
+    if (text->size() > k_max_text_bytes) return fail("cannot record: a header text is over ", k_max_text_bytes, " bytes");
+  }
+  if (start_snapshot.size() > k_max_snapshot_bytes) {
+    return fail("cannot record: the start state takes ", start_snapshot.size(), " bytes, over the format's ",
+                k_max_snapshot_bytes, "-byte bound for a snapshot");
+  }
   const std::vector<std::byte> header_payload = encode_header(header);
+  if (header_payload.size() > k_max_header_payload_bytes) {
+    return fail("cannot record: the header takes ", header_payload.size(), " bytes, over the format's ",
+                k_max_header_payload_bytes, "-byte bound");
+  }
   const std::uint64_t opening = k_preamble_bytes + k_chunk_framing_bytes + header_payload.size() +
                                 (start_snapshot.empty() ? 0 : k_chunk_framing_bytes + start_snapshot.size()) +
                                 k_end_chunk_bytes;
@@ -200,6 +212,10 @@ Status ReplayWriter::flush() {
 Status ReplayWriter::add_keyframe(std::uint64_t tick, std::span<const std::byte> snapshot) {
   if (reached_limit_) return {};
   if (tick != last_tick_) return fail("a keyframe must be of the last recorded tick");
+  if (snapshot.size() > k_max_snapshot_bytes) {
+    return fail("a keyframe of ", snapshot.size(), " bytes is over the format's ", k_max_snapshot_bytes,
+                "-byte bound for a snapshot");
+  }
   Status status = flush();
   if (!status || reached_limit_) return status;
   if (!fits(snapshot.size())) return end_at_limit();

@@ -45,10 +45,7 @@ class InputRuns {
   /// Appends a run; first ticks ascend, and a run is at most k_max_ticks_per_chunk long.
   void add(std::uint64_t first_tick, std::span<const std::byte> input) {
     if (size_ % k_block_runs == 0) {
-      Block& block = blocks_.emplace_back();
-      block.base_tick = first_tick;
-      block.offsets.reserve(k_block_runs);
-      block.inputs.reserve(k_block_runs * input_bytes_);
+      blocks_.emplace_back().base_tick = first_tick;
     }
     Block& block = blocks_.back();
     block.offsets.push_back(static_cast<std::uint32_t>(first_tick - block.base_tick));
@@ -75,8 +72,8 @@ class InputRuns {
   }
 
  private:
-  // Runs in blocks of a fixed count, each reserved once: growing never holds two copies, and a
-  // run's first tick is a 32-bit offset from its block's first (a block spans at most
+  // Runs in blocks of a fixed count, so that growing copies one block at most, never the whole
+  // list; a run's first tick is a 32-bit offset from its block's first (a block spans at most
   // k_block_runs runs of at most k_max_ticks_per_chunk = 2^20 ticks each, under 2^32).
   static constexpr std::size_t k_block_runs = 4096;
   static_assert((k_block_runs - 1) * k_max_ticks_per_chunk < (std::uint64_t{1} << 32));
