@@ -1,0 +1,11 @@
+# cereal, which every lockstep target's headers use, found the same way when lockstep is built and
+# when an installed lockstep is found by a user's project (lockstepConfig.cmake includes this).
+
+# cereal is header-only, but Debian's package file accepts 64-bit builds only: a 32-bit build
+# (i686) uses the same headers through a target of its own.
+find_package(cereal QUIET)
+if(NOT TARGET cereal::cereal)
+  find_path(LOCKSTEP_CEREAL_INCLUDE_DIR cereal/cereal.hpp REQUIRED)
+  add_library(cereal::cereal INTERFACE IMPORTED)
+  target_include_directories(cereal::cereal INTERFACE "${LOCKSTEP_CEREAL_INCLUDE_DIR}")
+endif()

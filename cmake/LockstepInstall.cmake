@@ -1,0 +1,23 @@
+# `cmake --install` puts the headers, the three libraries and a CMake package in the prefix, so
+# that `find_package(lockstep 0.2 REQUIRED)` gives lockstep::engine, lockstep::replay and
+# lockstep::net with their include directories, their dependencies and the compile options that
+# determinism needs (-ffp-contract=off; SSE2 on 32-bit x86) as usage requirements.
+include(CMakePackageConfigHelpers)
+
+set(LOCKSTEP_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/lockstep")
+install(TARGETS lockstep_engine lockstep_replay lockstep_net EXPORT lockstepTargets
+        ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+        LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/engine/include/" "${PROJECT_SOURCE_DIR}/replay/include/"
+                  "${PROJECT_SOURCE_DIR}/net/include/"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(EXPORT lockstepTargets NAMESPACE lockstep:: DESTINATION "${LOCKSTEP_CMAKE_DIR}")
+
+configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/lockstepConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/lockstepConfig.cmake" INSTALL_DESTINATION "${LOCKSTEP_CMAKE_DIR}")
+# 0.x: a minor version may change the API, so 0.2 accepts 0.2.* only.
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/lockstepConfigVersion.cmake"
+  COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/lockstepConfig.cmake" "${PROJECT_BINARY_DIR}/lockstepConfigVersion.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/LockstepDependencies.cmake"
+        DESTINATION "${LOCKSTEP_CMAKE_DIR}")

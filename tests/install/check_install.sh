@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Proves lockstep can be consumed as the README says: installs BUILD_DIR into a temporary prefix,
+# builds tests/install/consumer against it with find_package(lockstep 0.2 REQUIRED), and again
+# with add_subdirectory of the source tree (no options set, no build type), and checks that both
+# programs end on the hash `lockstep run` gives for the same session.
+# usage: check_install.sh SOURCE_DIR BUILD_DIR CXX_COMPILER LOCKSTEP_BINARY
+set -euo pipefail
+src=$1 build=$2 cxx=$3 lockstep=$4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+want=$("$lockstep" run --bodies 200 --ticks 100 --seed 5 | tail -n 1)
+
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+cmake -S "$src/tests/install/consumer" -B "$work/found" -DCMAKE_CXX_COMPILER="$cxx" \
+  -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/found" -j 2 >/dev/null
+got=$("$work/found/consumer")
+[ "$got" = "$want" ] || { echo "find_package: '$got', lockstep run: '$want'" >&2; exit 1; }
+echo "find_package(lockstep 0.2): $got"
+
+cmake -S "$src/tests/install/consumer" -B "$work/sub" -DCMAKE_CXX_COMPILER="$cxx" \
+  -DLOCKSTEP_SOURCE_DIR="$src" >/dev/null
+cmake --build "$work/sub" -j 2 >/dev/null
+got=$("$work/sub/consumer")
+[ "$got" = "$want" ] || { echo "add_subdirectory: '$got', lockstep run: '$want'" >&2; exit 1; }
+echo "add_subdirectory(lockstep): $got"
