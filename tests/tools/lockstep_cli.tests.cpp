@@ -268,6 +268,16 @@ TEST_CASE("bad arguments give one 'error:' line on stderr and exit code 2", "[to
   }
 }
 
+TEST_CASE("a bare lockstep lists its commands and says one is required", "[tools][help]") {
+  const ProcessResult r = run_lockstep({});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("Usage:"));
+  for (const char* command : {"run", "replay", "info", "diff", "regress", "host", "join", "spectate", "lab"}) {
+    CHECK_THAT(r.out, Catch::Contains(std::string("  ") + command));
+  }
+  CHECK(r.err == "error: a command is required (see the list above)\n");
+}
+
 TEST_CASE("every command has help text", "[tools][help]") {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"--help"}, {"run", "--help"}, {"lab", "--help"}, {"lab", "ball", "--help"},

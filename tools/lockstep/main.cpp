@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "lockstep — deterministic fixed-step simulation, bit-exact replays and networked lockstep.\n"
       "Run `lockstep <command> --help` for the options of a command."};
+  app.name("lockstep");
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show the help of every command");
   app.set_version_flag("--version", std::string("lockstep ") + lockstep::engine_version(),
@@ -44,6 +45,13 @@ int main(int argc, char** argv) {
   add_lab_commands(app, &exit_code);
   add_replay_commands(app, &exit_code);
   add_net_commands(app, &exit_code);
+
+  // A bare `lockstep` shows what there is to run, then says what was missing.
+  if (argc == 1) {
+    std::fputs(app.help().c_str(), stdout);
+    std::fprintf(stderr, "error: a command is required (see the list above)\n");
+    return k_exit_usage;
+  }
 
   // An unknown command is an error even with --help after it, so scripts can probe for commands.
   if (argc > 1 && argv[1][0] != '-' && !is_command(app, argv[1])) {
