@@ -1,74 +1,166 @@
 #include "lockstep/net/wire.hpp"
 
+#include <algorithm>
+
 #include "lockstep/engine/byte_io.hpp"
 
 namespace lockstep::net {
 namespace {
 
-constexpr std::uint64_t k_max_tick = 1ull << 40;
+// Flag bits of updates and relays.
+constexpr std::uint8_t k_has_timing = 1u << 0;
+constexpr std::uint8_t k_has_inputs = 1u << 1;
+constexpr std::uint8_t k_has_hashes = 1u << 2;  // updates
+constexpr std::uint8_t k_has_slots = 1u << 2;   // relays
+constexpr std::uint8_t k_has_desync = 1u << 3;  // relays
+constexpr std::uint8_t k_omits_own = 1u << 4;   // relays
+constexpr std::uint8_t k_running = 1u << 5;     // relays
+constexpr std::uint8_t k_update_flags = k_has_timing | k_has_inputs | k_has_hashes;
+constexpr std::uint8_t k_relay_flags = k_has_timing | k_has_inputs | k_has_slots | k_has_desync | k_omits_own | k_running;
+
+/// Unsigned LEB128.
+void varint(ByteWriter& w, std::uint64_t v) {
+  while (v >= 0x80) {
+    w.u8(static_cast<std::uint8_t>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  w.u8(static_cast<std::uint8_t>(v));
+}
+
+/// A signed offset, zigzag-encoded so that small negatives are small too.
+void offset(ByteWriter& w, std::uint64_t value, std::uint64_t base) {
+  const auto d = static_cast<std::int64_t>(value - base);
+  varint(w, (static_cast<std::uint64_t>(d) << 1) ^ static_cast<std::uint64_t>(d >> 63));
+}
+
+/// Reads what `varint` wrote: at most 6 bytes (values below 2^42), no overlong zero tail.
+class WireReader {
+ public:
+  explicit WireReader(std::span<const std::byte> datagram)
+      : r_(datagram.size() >= k_header_bytes ? datagram.subspan(k_header_bytes) : std::span<const std::byte>{}) {}
+
+  std::uint8_t u8() { return r_.u8(); }
+  std::uint16_t u16() { return r_.u16(); }
+  std::uint32_t u32() { return r_.u32(); }
+  std::uint64_t u64() { return r_.u64(); }
+  std::span<const std::byte> bytes(std::size_t n) { return r_.bytes(n); }
+  std::string text(std::size_t max) { return r_.text(max); }
+
+  std::uint64_t varint() {
+    std::uint64_t v = 0;
+    for (int i = 0; i < 6; ++i) {
+      const std::uint8_t b = r_.u8();
+      v |= static_cast<std::uint64_t>(b & 0x7F) << (7 * i);
+      if ((b & 0x80) == 0) {
+        if (b == 0 && i > 0) bad_ = true;  // overlong
+        return v;
+      }
+    }
+    bad_ = true;
+    return 0;
+  }
+
+  /// A tick: base + a signed offset, checked to land in [0, k_max_wire_tick).
+  std::uint64_t tick(std::uint64_t base) {
+    const std::uint64_t z = varint();
+    const auto d = static_cast<std::int64_t>((z >> 1) ^ (~(z & 1) + 1));
+    const auto value = static_cast<std::int64_t>(base) + d;
+    if (value < 0 || static_cast<std::uint64_t>(value) >= k_max_wire_tick) bad_ = true;
+    return bad_ ? 0 : static_cast<std::uint64_t>(value);
+  }
+  std::uint64_t tick() {
+    const std::uint64_t v = varint();
+    if (v >= k_max_wire_tick) bad_ = true;
+    return v;
+  }
+
+  void fail() { bad_ = true; }
+  /// Everything read, nothing left over, every field in bounds.
+  [[nodiscard]] bool complete() const { return !bad_ && r_.ok() && r_.at_end(); }
+
+ private:
+  ByteReader r_;
+  bool bad_ = false;
+};
+
+template <class T>
+Decoded<T> finish(const WireReader& r, T value) {
+  Decoded<T> out;
+  if (!r.complete()) {
+    out.drop = DropReason::malformed;
+    return out;
+  }
+  out.value = std::move(value);
+  return out;
+}
 
 ByteWriter start_datagram(std::vector<std::byte>& out, const Header& h, MessageType type) {
   out.clear();
   ByteWriter w(out);
-  w.u32(k_wire_magic);
-  w.u16(k_protocol_version);
+  w.u16(k_wire_magic);
+  w.u8(k_protocol_version);
   w.u8(static_cast<std::uint8_t>(type));
-  w.u8(h.slot);
-  w.u64(h.session);
-  w.u64(h.token);
-  w.u32(h.sequence);
+  w.u8(h.connection);
+  w.u32(h.token);
+  w.u16(h.sequence);
   return w;
 }
 
-void write_timing(ByteWriter& w, const Timing& t) {
-  w.u32(t.sent_ms);
-  w.u32(t.echo_ms);
-  w.u32(t.echo_held_ms);
+void write_timing(ByteWriter& w, const std::optional<Timing>& t) {
+  if (!t) return;
+  w.u16(t->sent_ms);
+  w.u16(t->echo_ms);
+  w.u16(t->echo_held_ms);
 }
 
-Timing read_timing(ByteReader& r) {
+std::optional<Timing> read_timing(WireReader& r, bool present) {
+  if (!present) return std::nullopt;
   Timing t;
-  t.sent_ms = r.u32();
-  t.echo_ms = r.u32();
-  t.echo_held_ms = r.u32();
+  t.sent_ms = r.u16();
+  t.echo_ms = r.u16();
+  t.echo_held_ms = r.u16();
   return t;
 }
 
-ByteReader payload_of(std::span<const std::byte> datagram) {
-  return ByteReader(datagram.size() >= k_header_bytes ? datagram.subspan(k_header_bytes) : std::span<const std::byte>{});
-}
-
-template <class T>
-Result<T> finish(const ByteReader& r, T value, const char* what) {
-  if (!r.at_end()) return fail("malformed ", what);
-  return value;
+/// A count of ticks in a datagram: 1 to k_max_ticks_per_datagram, or 0 (and the reader failed).
+std::uint32_t read_count(WireReader& r) {
+  const std::uint8_t n = r.u8();
+  if (n == 0 || n > k_max_ticks_per_datagram) {
+    r.fail();
+    return 0;  // never a count past the bound: callers index fixed arrays with it
+  }
+  return n;
 }
 
 }  // namespace
 
 void write_hello(std::vector<std::byte>& out, const Header& h, const Hello& m) {
   ByteWriter w = start_datagram(out, h, MessageType::hello);
-  w.u16(m.protocol_version);
   w.u8(static_cast<std::uint8_t>(m.role));
+  w.u64(m.nonce);
   w.u64(m.cookie);
+  out.resize(k_hello_bytes, std::byte{0});  // padding: see k_hello_bytes
 }
 
 void write_challenge(std::vector<std::byte>& out, const Header& h, const Challenge& m) {
   ByteWriter w = start_datagram(out, h, MessageType::challenge);
+  w.u64(m.nonce);
   w.u64(m.cookie);
 }
 
 void write_welcome(std::vector<std::byte>& out, const Header& h, const Welcome& m) {
   ByteWriter w = start_datagram(out, h, MessageType::welcome);
-  w.u8(m.slot);
-  w.u64(m.token);
+  w.u64(m.nonce);
   w.u64(m.session);
-  w.u32(m.players);
-  w.u32(m.input_bytes);
-  w.u32(m.tick_rate_hz);
-  w.u32(m.input_delay);
-  w.u64(m.end_tick);
+  w.u8(m.slot);
+  w.u8(m.players);
+  w.u8(m.input_bytes);
+  w.u16(m.tick_rate_hz);
+  w.u8(m.input_delay);
+  varint(w, m.end_tick);
   w.u64(m.seed);
+  w.text(m.sim_name.size() > k_max_sim_name ? m.sim_name.substr(0, k_max_sim_name) : m.sim_name);
+  w.u64(m.compatibility_id);
   w.u16(static_cast<std::uint16_t>(m.config.size()));
   w.bytes(m.config);
 }
@@ -76,181 +168,235 @@ void write_welcome(std::vector<std::byte>& out, const Header& h, const Welcome& 
 void write_refuse(std::vector<std::byte>& out, const Header& h, const Refuse& m) {
   ByteWriter w = start_datagram(out, h, MessageType::refuse);
   w.u8(static_cast<std::uint8_t>(m.reason));
+  w.u8(m.host_version);
+  w.u64(m.nonce);
   w.text(m.text.size() > k_max_refusal_text ? m.text.substr(0, k_max_refusal_text) : m.text);
 }
 
 void write_start(std::vector<std::byte>& out, const Header& h, const Start& m) {
   ByteWriter w = start_datagram(out, h, MessageType::start);
-  w.u32(m.countdown_ms);
+  w.u16(m.countdown_ms);
 }
 
 void write_update(std::vector<std::byte>& out, const Header& h, const Update& m, std::uint32_t input_bytes) {
   ByteWriter w = start_datagram(out, h, MessageType::update);
-  w.u64(m.relay_ack);
-  w.u64(m.first_tick);
-  w.u16(static_cast<std::uint16_t>(m.inputs.size() / input_bytes));
-  w.bytes(m.inputs);
-  w.u64(m.hash_first_tick);
-  w.u16(static_cast<std::uint16_t>(m.hashes.size()));
-  for (std::uint64_t hash : m.hashes) w.u64(hash);
+  const bool inputs = !m.inputs.empty();
+  const bool hashes = m.hash_count > 0;
+  w.u8(static_cast<std::uint8_t>((m.timing ? k_has_timing : 0) | (inputs ? k_has_inputs : 0) |
+                                 (hashes ? k_has_hashes : 0)));
+  varint(w, m.relay_ack);
+  varint(w, m.slots_ack);
+  if (inputs) {
+    offset(w, m.inputs_first_tick, m.relay_ack);
+    w.u8(static_cast<std::uint8_t>(m.inputs.size() / input_bytes));
+    w.bytes(m.inputs);
+  }
+  if (hashes) {
+    offset(w, m.hashes_first_tick, m.relay_ack);
+    w.u8(static_cast<std::uint8_t>(m.hash_count));
+    for (std::uint32_t i = 0; i < m.hash_count; ++i) w.u32(m.hashes[i]);
+  }
   write_timing(w, m.timing);
 }
 
 void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, std::uint32_t players,
                  std::uint32_t input_bytes) {
   ByteWriter w = start_datagram(out, h, MessageType::relay);
-  w.u64(m.input_ack);
-  w.u64(m.hash_ack);
-  w.u64(m.first_tick);
-  w.u16(static_cast<std::uint16_t>(m.inputs.size() / (static_cast<std::size_t>(players) * input_bytes)));
-  w.bytes(m.inputs);
-  w.u8(static_cast<std::uint8_t>(m.slots.size()));
-  for (const SlotStatus& s : m.slots) {
-    w.u8(static_cast<std::uint8_t>(s.state));
-    w.u64(s.neutral_from_tick);
+  const bool inputs = !m.inputs.empty();
+  w.u8(static_cast<std::uint8_t>((m.timing ? k_has_timing : 0) | (inputs ? k_has_inputs : 0) |
+                                 (m.slots_version ? k_has_slots : 0) | (m.desync_tick != 0 ? k_has_desync : 0) |
+                                 (m.own_slot_omitted ? k_omits_own : 0) | (m.running ? k_running : 0)));
+  varint(w, m.first_tick);
+  offset(w, m.input_ack, m.first_tick);
+  offset(w, m.hash_ack, m.first_tick);
+  if (inputs) {
+    const std::uint32_t stride = (players - (m.own_slot_omitted ? 1 : 0)) * input_bytes;
+    w.u8(static_cast<std::uint8_t>(m.inputs.size() / stride));
+    w.bytes(m.inputs);
   }
-  w.u64(m.desync_tick);
+  if (m.slots_version) {
+    varint(w, *m.slots_version);
+    for (std::uint32_t p = 0; p < players; ++p) {
+      w.u8(static_cast<std::uint8_t>(m.slots[p].state));
+      if (m.slots[p].state == SlotState::gone) varint(w, m.slots[p].neutral_from_tick);
+    }
+  }
+  if (m.desync_tick != 0) offset(w, m.desync_tick, m.first_tick);
   write_timing(w, m.timing);
 }
 
 void write_bye(std::vector<std::byte>& out, const Header& h, const Bye& m) {
   ByteWriter w = start_datagram(out, h, MessageType::bye);
-  w.u64(m.last_tick);
+  varint(w, m.last_tick);
 }
 
-Result<Header> read_header(std::span<const std::byte> datagram) {
-  if (datagram.size() < k_header_bytes) return fail("short");
-  if (datagram.size() > k_max_datagram_bytes) return fail("oversized");
-  ByteReader r(datagram.first(k_header_bytes));
-  if (r.u32() != k_wire_magic) return fail("bad magic");
-  if (r.u16() != k_protocol_version) return fail("bad version");
-  Header h;
-  const std::uint8_t type = r.u8();
-  if (type < 1 || type > static_cast<std::uint8_t>(MessageType::challenge)) return fail("unknown type");
-  h.type = static_cast<MessageType>(type);
-  h.slot = r.u8();
-  h.session = r.u64();
-  h.token = r.u64();
-  h.sequence = r.u32();
-  return h;
-}
-
-Result<Hello> read_hello(std::span<const std::byte> datagram) {
-  ByteReader r = payload_of(datagram);
-  Hello m;
-  m.protocol_version = r.u16();
-  const std::uint8_t role = r.u8();
-  if (role > 1) return fail("malformed hello");
-  m.role = static_cast<Role>(role);
-  m.cookie = r.u64();
-  return finish(r, m, "hello");
-}
-
-Result<Challenge> read_challenge(std::span<const std::byte> datagram) {
-  ByteReader r = payload_of(datagram);
-  Challenge m;
-  m.cookie = r.u64();
-  return finish(r, m, "challenge");
-}
-
-Result<Welcome> read_welcome(std::span<const std::byte> datagram) {
-  ByteReader r = payload_of(datagram);
-  Welcome m;
-  m.slot = r.u8();
-  m.token = r.u64();
-  m.session = r.u64();
-  m.players = r.u32();
-  m.input_bytes = r.u32();
-  m.tick_rate_hz = r.u32();
-  m.input_delay = r.u32();
-  m.end_tick = r.u64();
-  m.seed = r.u64();
-  const std::uint16_t config_bytes = r.u16();
-  if (config_bytes > k_max_config_bytes) return fail("malformed welcome: configuration too large");
-  std::span<const std::byte> config = r.bytes(config_bytes);
-  m.config.assign(config.begin(), config.end());
-  if (m.players < 1 || m.players > k_max_players || m.input_bytes < 1 || m.input_bytes > k_max_input_bytes ||
-      m.tick_rate_hz < 1 || m.tick_rate_hz > 1000 || m.input_delay > 60 || m.end_tick > k_max_tick ||
-      (m.slot != k_no_slot && m.slot >= m.players)) {
-    return fail("malformed welcome: values out of range");
+Decoded<Header> read_header(std::span<const std::byte> d) {
+  Decoded<Header> out;
+  if (d.size() < k_header_bytes) {
+    out.drop = DropReason::short_datagram;
+    return out;
   }
-  return finish(r, m, "welcome");
+  if (d.size() > k_max_datagram_bytes) {
+    out.drop = DropReason::oversized;
+    return out;
+  }
+  ByteReader r(d);
+  if (r.u16() != k_wire_magic) {
+    out.drop = DropReason::bad_magic;
+    return out;
+  }
+  if (r.u8() != k_protocol_version) {
+    out.drop = DropReason::bad_version;
+    return out;
+  }
+  const std::uint8_t type = r.u8();
+  if (type < static_cast<std::uint8_t>(MessageType::hello) || type > static_cast<std::uint8_t>(MessageType::bye)) {
+    out.drop = DropReason::unknown_type;
+    return out;
+  }
+  out.value.type = static_cast<MessageType>(type);
+  out.value.connection = r.u8();
+  out.value.token = r.u32();
+  out.value.sequence = r.u16();
+  return out;
 }
 
-Result<Refuse> read_refuse(std::span<const std::byte> datagram) {
-  ByteReader r = payload_of(datagram);
+std::uint8_t version_of(std::span<const std::byte> d) {
+  return d.size() > 2 ? std::to_integer<std::uint8_t>(d[2]) : 0;
+}
+
+Decoded<Hello> read_hello(std::span<const std::byte> d) {
+  WireReader r(d);
+  Hello m;
+  const std::uint8_t role = r.u8();
+  if (role > static_cast<std::uint8_t>(Role::spectator)) r.fail();
+  m.role = static_cast<Role>(role);
+  m.nonce = r.u64();
+  m.cookie = r.u64();
+  // The padding: exactly k_hello_bytes in all, so every hello can pay for its answer.
+  if (d.size() != k_hello_bytes) r.fail();
+  else (void)r.bytes(k_hello_bytes - k_header_bytes - 17);
+  return finish(r, m);
+}
+
+Decoded<Challenge> read_challenge(std::span<const std::byte> d) {
+  WireReader r(d);
+  Challenge m;
+  m.nonce = r.u64();
+  m.cookie = r.u64();
+  return finish(r, m);
+}
+
+Decoded<Welcome> read_welcome(std::span<const std::byte> d) {
+  WireReader r(d);
+  Welcome m;
+  m.nonce = r.u64();
+  m.session = r.u64();
+  m.slot = r.u8();
+  m.players = r.u8();
+  m.input_bytes = r.u8();
+  m.tick_rate_hz = r.u16();
+  m.input_delay = r.u8();
+  m.end_tick = r.tick();
+  m.seed = r.u64();
+  m.sim_name = r.text(k_max_sim_name);
+  m.compatibility_id = r.u64();
+  const std::uint16_t config_bytes = r.u16();
+  if (config_bytes > k_max_config_bytes) r.fail();
+  else {
+    const std::span<const std::byte> config = r.bytes(config_bytes);
+    m.config.assign(config.begin(), config.end());
+  }
+  if (m.players < 1 || m.players > k_max_players || m.input_bytes < 1 || m.input_bytes > k_max_input_bytes ||
+      m.tick_rate_hz < 1 || m.tick_rate_hz > 1000 || m.end_tick < 1 ||
+      (m.slot != k_no_slot && m.slot >= m.players)) {
+    r.fail();
+  }
+  return finish(r, std::move(m));
+}
+
+Decoded<Refuse> read_refuse(std::span<const std::byte> d) {
+  WireReader r(d);
   Refuse m;
   const std::uint8_t reason = r.u8();
-  if (reason < 1 || reason > 4) return fail("malformed refusal");
+  if (reason < static_cast<std::uint8_t>(RefuseReason::version) || reason > static_cast<std::uint8_t>(RefuseReason::started)) {
+    r.fail();
+  }
   m.reason = static_cast<RefuseReason>(reason);
+  m.host_version = r.u8();
+  m.nonce = r.u64();
   m.text = r.text(k_max_refusal_text);
-  for (char& c : m.text) {
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';  // one line, no control characters
-  }
-  return finish(r, m, "refusal");
+  return finish(r, std::move(m));
 }
 
-Result<Start> read_start(std::span<const std::byte> datagram) {
-  ByteReader r = payload_of(datagram);
+Decoded<Start> read_start(std::span<const std::byte> d) {
+  WireReader r(d);
   Start m;
-  m.countdown_ms = r.u32();
-  if (m.countdown_ms > 10'000) return fail("malformed start");
-  return finish(r, m, "start");
+  m.countdown_ms = r.u16();
+  return finish(r, m);
 }
 
-Result<Update> read_update(std::span<const std::byte> datagram, std::uint32_t input_bytes) {
-  ByteReader r = payload_of(datagram);
+Decoded<Update> read_update(std::span<const std::byte> d, std::uint32_t input_bytes) {
+  WireReader r(d);
   Update m;
-  m.relay_ack = r.u64();
-  m.first_tick = r.u64();
-  const std::uint16_t count = r.u16();
-  if (count > k_max_ticks_per_datagram) return fail("malformed update: too many ticks");
-  std::span<const std::byte> inputs = r.bytes(static_cast<std::size_t>(count) * input_bytes);
-  m.inputs.assign(inputs.begin(), inputs.end());
-  m.hash_first_tick = r.u64();
-  const std::uint16_t hashes = r.u16();
-  if (hashes > k_max_ticks_per_datagram) return fail("malformed update: too many hashes");
-  for (std::uint16_t i = 0; i < hashes; ++i) m.hashes.push_back(r.u64());
-  m.timing = read_timing(r);
-  if (m.relay_ack > k_max_tick || m.first_tick > k_max_tick || m.hash_first_tick > k_max_tick) {
-    return fail("malformed update: tick out of range");
+  const std::uint8_t flags = r.u8();
+  if ((flags & ~k_update_flags) != 0) r.fail();
+  m.relay_ack = r.tick();
+  m.slots_ack = r.varint();
+  if ((flags & k_has_inputs) != 0) {
+    m.inputs_first_tick = r.tick(m.relay_ack);
+    const std::uint32_t count = read_count(r);
+    m.inputs = r.bytes(static_cast<std::size_t>(count) * input_bytes);
+    if (m.inputs_first_tick == 0) r.fail();
   }
-  return finish(r, m, "update");
+  if ((flags & k_has_hashes) != 0) {
+    m.hashes_first_tick = r.tick(m.relay_ack);
+    m.hash_count = read_count(r);
+    for (std::uint32_t i = 0; i < m.hash_count; ++i) m.hashes[i] = r.u32();
+    if (m.hashes_first_tick == 0) r.fail();
+  }
+  m.timing = read_timing(r, (flags & k_has_timing) != 0);
+  return finish(r, m);
 }
 
-Result<Relay> read_relay(std::span<const std::byte> datagram, std::uint32_t players, std::uint32_t input_bytes) {
-  ByteReader r = payload_of(datagram);
+Decoded<Relay> read_relay(std::span<const std::byte> d, std::uint32_t players, std::uint32_t input_bytes) {
+  WireReader r(d);
   Relay m;
-  m.input_ack = r.u64();
-  m.hash_ack = r.u64();
-  m.first_tick = r.u64();
-  const std::uint16_t count = r.u16();
-  if (count > k_max_ticks_per_datagram) return fail("malformed relay: too many ticks");
-  std::span<const std::byte> inputs = r.bytes(static_cast<std::size_t>(count) * players * input_bytes);
-  m.inputs.assign(inputs.begin(), inputs.end());
-  const std::uint8_t slots = r.u8();
-  if (slots != players) return fail("malformed relay: slot count");
-  for (std::uint8_t s = 0; s < slots; ++s) {
-    SlotStatus status;
-    const std::uint8_t state = r.u8();
-    if (state > static_cast<std::uint8_t>(SlotState::gone)) return fail("malformed relay: slot state");
-    status.state = static_cast<SlotState>(state);
-    status.neutral_from_tick = r.u64();
-    m.slots.push_back(status);
+  const std::uint8_t flags = r.u8();
+  if ((flags & ~k_relay_flags) != 0) r.fail();
+  m.own_slot_omitted = (flags & k_omits_own) != 0;
+  m.running = (flags & k_running) != 0;
+  m.first_tick = r.tick();
+  m.input_ack = r.tick(m.first_tick);
+  m.hash_ack = r.tick(m.first_tick);
+  if ((flags & k_has_inputs) != 0) {
+    const std::uint32_t count = read_count(r);
+    const std::uint32_t stride = (players - (m.own_slot_omitted ? 1 : 0)) * input_bytes;
+    if (stride == 0 || m.first_tick == 0) r.fail();
+    else m.inputs = r.bytes(static_cast<std::size_t>(count) * stride);
   }
-  m.desync_tick = r.u64();
-  m.timing = read_timing(r);
-  if (m.input_ack > k_max_tick || m.hash_ack > k_max_tick || m.first_tick > k_max_tick || m.desync_tick > k_max_tick) {
-    return fail("malformed relay: tick out of range");
+  if ((flags & k_has_slots) != 0) {
+    m.slots_version = r.varint();
+    for (std::uint32_t p = 0; p < players && p < k_max_players; ++p) {
+      const std::uint8_t state = r.u8();
+      if (state > static_cast<std::uint8_t>(SlotState::gone)) r.fail();
+      m.slots[p].state = static_cast<SlotState>(state);
+      if (m.slots[p].state == SlotState::gone) m.slots[p].neutral_from_tick = r.tick();
+    }
   }
-  return finish(r, m, "relay");
+  if ((flags & k_has_desync) != 0) {
+    m.desync_tick = r.tick(m.first_tick);
+    if (m.desync_tick == 0) r.fail();
+  }
+  m.timing = read_timing(r, (flags & k_has_timing) != 0);
+  return finish(r, m);
 }
 
-Result<Bye> read_bye(std::span<const std::byte> datagram) {
-  ByteReader r = payload_of(datagram);
+Decoded<Bye> read_bye(std::span<const std::byte> d) {
+  WireReader r(d);
   Bye m;
-  m.last_tick = r.u64();
-  return finish(r, m, "bye");
+  m.last_tick = r.tick();
+  return finish(r, m);
 }
 
 }  // namespace lockstep::net

@@ -1,25 +1,84 @@
-// libFuzzer target for the datagram decoder: the header, then whichever message reader the
-// type selects, with the session shapes the host and peers use (1 to 8 players, 2-byte inputs).
+// libFuzzer target for everything a datagram reaches: the header and whichever message reader the
+// type selects (at every session shape: 1 to 8 players, 1 to 16-byte inputs), a reader's value
+// written back and read again unchanged, and the host and peer protocols taking the datagram.
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
+#include "lockstep/net/host_protocol.hpp"
+#include "lockstep/net/peer_protocol.hpp"
 #include "lockstep/net/wire.hpp"
 
+namespace {
+
+using namespace lockstep::net;
+
+void check(bool condition) {
+  if (!condition) __builtin_trap();
+}
+
+HostProtocol make_host() {
+  HostProtocolConfig c;
+  c.players = 3;
+  c.end_tick = 100;
+  c.input_bytes = 2;
+  c.neutral_input = std::vector<std::byte>(2);
+  c.sim_name = "fuzz";
+  c.secret = 7;
+  return HostProtocol(c, Instant{0});
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace lockstep::net;
   const std::span<const std::byte> datagram(reinterpret_cast<const std::byte*>(data), size);
-  lockstep::Result<Header> header = read_header(datagram);
+  const Endpoint from(boost::asio::ip::make_address_v4(0x0A000002u), 4000);
+  {
+    HostProtocol host = make_host();
+    host.receive(from, datagram, Instant{1000});
+    host.poll(Instant{2000});
+    PeerProtocolConfig pc;
+    pc.host = from;
+    pc.input_bytes = 2;
+    pc.neutral_input = std::vector<std::byte>(2);
+    pc.sim_name = "fuzz";
+    PeerProtocol peer(pc, Instant{0});
+    peer.receive(from, datagram, Instant{1000});
+    peer.poll(Instant{2000});
+  }
+  const Decoded<Header> header = read_header(datagram);
   if (!header) return 0;
-  const std::uint32_t players = 1 + (header->slot % k_max_players);
+  const std::uint32_t players = 1 + (header->connection % k_max_players);
+  const std::uint32_t input_bytes = 1 + (header->token % k_max_input_bytes);
+  std::vector<std::byte> again;
   switch (header->type) {
     case MessageType::hello: (void)read_hello(datagram); break;
-    case MessageType::welcome: (void)read_welcome(datagram); break;
+    case MessageType::welcome:
+      if (const Decoded<Welcome> w = read_welcome(datagram)) {
+        write_welcome(again, *header, *w);
+        check(again.size() == datagram.size() || w->sim_name.size() > k_max_sim_name);
+      }
+      break;
     case MessageType::refuse: (void)read_refuse(datagram); break;
     case MessageType::start: (void)read_start(datagram); break;
-    case MessageType::update: (void)read_update(datagram, 2); break;
-    case MessageType::relay: (void)read_relay(datagram, players, 2); break;
+    case MessageType::update:
+      if (const Decoded<Update> u = read_update(datagram, input_bytes)) {
+        write_update(again, *header, *u, input_bytes);
+        const Decoded<Update> back = read_update(again, input_bytes);
+        check(back.ok() && back->relay_ack == u->relay_ack && back->inputs.size() == u->inputs.size() &&
+              back->hash_count == u->hash_count);
+      }
+      break;
+    case MessageType::relay:
+      if (const Decoded<Relay> r = read_relay(datagram, players, input_bytes)) {
+        write_relay(again, *header, *r, players, input_bytes);
+        const Decoded<Relay> back = read_relay(again, players, input_bytes);
+        check(back.ok() && back->first_tick == r->first_tick && back->inputs.size() == r->inputs.size() &&
+              back->desync_tick == r->desync_tick);
+      }
+      break;
     case MessageType::bye: (void)read_bye(datagram); break;
     case MessageType::challenge: (void)read_challenge(datagram); break;
   }

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 extern char** environ;
 
@@ -110,6 +111,19 @@ RunningProcess::~RunningProcess() {
 
 void RunningProcess::signal(int signal_number) {
   if (pid_ > 0) ::kill(pid_, signal_number);
+}
+
+bool RunningProcess::wait_for(const std::string& text, int timeout_ms) {
+  for (int waited = 0; waited <= timeout_ms; waited += 10) {
+    if (read_file(out_path_).find(text) != std::string::npos) return true;
+    siginfo_t info{};
+    // Exited? Asked without reaping it (WNOWAIT), so that finish() still collects it.
+    if (pid_ <= 0 || (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0)) {
+      return read_file(out_path_).find(text) != std::string::npos;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 ProcessResult RunningProcess::finish() {

@@ -31,6 +31,9 @@ class RunningProcess {
   RunningProcess(const RunningProcess&) = delete;
   RunningProcess& operator=(const RunningProcess&) = delete;
   void signal(int signal_number);
+  /// Waits until the process has printed `text` on stdout (true), or has exited or `timeout_ms`
+  /// passed (false): for ordering on what a process says, never on sleeps.
+  bool wait_for(const std::string& text, int timeout_ms = 30'000);
   ProcessResult finish();
 
  private:

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "stop_signal.hpp"
 #include "lockstep/engine/bot.hpp"
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/world.hpp"
@@ -36,12 +37,6 @@ struct RunOptions {
   CLI::Option* keyframe_option = nullptr;
   CLI::Option* players_option = nullptr;
 };
-
-// SIGINT and SIGTERM end a run between two ticks, so a recording is finished properly and
-// nothing already recorded is lost.
-std::atomic<int> g_stop_signal{0};
-
-extern "C" void request_stop(int signal_number) { g_stop_signal.store(signal_number); }
 
 /// Refuses two outputs that name one file, before either is opened (opening the hash log
 /// truncates it, which would destroy a recording of the same name).
@@ -106,13 +101,11 @@ void run(const RunOptions& options, int* exit_code) {
     if (!created_recorder) throw CommandError{created_recorder.error().message};
     recorder.emplace(std::move(created_recorder).value());
   }
-  g_stop_signal.store(0);
-  std::signal(SIGINT, request_stop);
-  std::signal(SIGTERM, request_stop);
+  catch_stop_signals();
 
   Progress progress("run", options.ticks);
   const auto start = std::chrono::steady_clock::now();
-  for (std::uint64_t t = 1; t <= options.ticks && g_stop_signal.load() == 0; ++t) {
+  for (std::uint64_t t = 1; t <= options.ticks && stop_signal() == 0; ++t) {
     for (std::uint32_t p = 0; p < config.players; ++p) inputs[p] = bots[p].next();
     Result<std::uint64_t> hash =
         options.sync_test ? runner.step_sync_test(inputs) : runner.step(inputs);
@@ -140,7 +133,7 @@ void run(const RunOptions& options, int* exit_code) {
                    static_cast<unsigned long long>(recorder->written_tick()));
     }
   }
-  if (const int signal_number = g_stop_signal.load(); signal_number != 0) {
+  if (const int signal_number = stop_signal(); signal_number != 0) {
     progress.finish();
     std::printf("stopped by signal %d at tick %llu%s\n", signal_number,
                 static_cast<unsigned long long>(runner.tick()),

@@ -1,111 +1,139 @@
 #pragma once
-/// The lockstep datagram protocol: one function per message type that writes it and one that
-/// reads it, with explicit, bounded little-endian parsing. Every datagram starts with the same
-/// header: protocol magic and version, message type, the sender's slot, the session id, the
-/// sender's secret token and a sequence number.
+/// The lockstep datagram protocol, version 2 (net/PROTOCOL.md describes every byte): one function
+/// per message type that writes it and one that reads it, with explicit, bounded little-endian
+/// parsing. Nothing outside this header and wire.cpp knows an offset.
 ///
-/// Nothing here trusts its input: a decoder returns an error naming what was wrong, and the
-/// transport drops and counts the datagram.
+/// Every datagram starts with an 11-byte header: magic "LK", protocol version, message type, the
+/// connection id the host gave the sender (0 before the welcome), the connection's secret token and
+/// a 16-bit sequence number compared with wrap-around arithmetic. Tick numbers travel as varints,
+/// mostly as small signed offsets from an acknowledged tick.
+///
+/// Nothing here trusts its input: a reader returns the value or the reason to drop the datagram,
+/// and allocates nothing for the messages of a running session (inputs are views into the
+/// datagram).
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "lockstep/engine/result.hpp"
+#include "lockstep/net/drop_reason.hpp"
 
 namespace lockstep::net {
 
-inline constexpr std::uint32_t k_wire_magic = 0x544E534Cu;  // "LSNT" little-endian
-inline constexpr std::uint16_t k_protocol_version = 1;
-inline constexpr std::size_t k_header_bytes = 28;
+inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
+inline constexpr std::uint8_t k_protocol_version = 2;
+inline constexpr std::size_t k_header_bytes = 11;
+/// A hello is padded to this size, so that nothing the host answers before the cookie returns
+/// (a challenge, a refusal) is larger than what asked for it.
+inline constexpr std::size_t k_hello_bytes = 48;
 /// No datagram is larger: well under the usual 1,500-byte MTU after IP and UDP headers.
 inline constexpr std::size_t k_max_datagram_bytes = 1400;
 inline constexpr std::uint32_t k_max_players = 8;
 inline constexpr std::uint32_t k_max_input_bytes = 16;
-/// Ticks of inputs a datagram carries at most; more waits for the next datagram.
-inline constexpr std::uint16_t k_max_ticks_per_datagram = 32;
+/// Ticks of inputs (or hashes) a datagram carries at most; more waits for the next datagram.
+inline constexpr std::uint32_t k_max_ticks_per_datagram = 32;
 inline constexpr std::size_t k_max_config_bytes = 1024;
+inline constexpr std::size_t k_max_sim_name = 64;
 inline constexpr std::size_t k_max_refusal_text = 200;
 /// Spectators a host serves at most.
 inline constexpr std::uint32_t k_max_spectators = 16;
+/// Tick numbers on the wire are below this (about 580 years at 60 Hz).
+inline constexpr std::uint64_t k_max_wire_tick = std::uint64_t{1} << 40;
 /// Slot value of the host when it plays no slot, and of spectators.
 inline constexpr std::uint8_t k_no_slot = 0xFF;
 
 enum class MessageType : std::uint8_t {
-  hello = 1,     ///< joiner → host: protocol version, role
-  welcome = 2,   ///< host → joiner: slot, token, session configuration
-  refuse = 3,    ///< host → joiner: why not
-  start = 4,     ///< host → all: everyone is here, step tick 1 after the countdown
-  update = 5,    ///< peer → host: own inputs not yet acknowledged, hashes, acknowledgement
-  relay = 6,     ///< host → peer: every player's inputs not yet acknowledged, slot states
-  bye = 7,       ///< either way: leaving now
-  challenge = 8, ///< host → joiner: prove you receive at your address, echo this cookie in a hello
+  hello = 1,      ///< joiner → host: role, nonce, and the cookie once challenged
+  challenge = 2,  ///< host → joiner: echo this cookie in a hello (proves the address receives)
+  welcome = 3,    ///< host → joiner: connection, token, slot, the session and the simulation
+  refuse = 4,     ///< host → joiner: why not
+  start = 5,      ///< host → all: everyone is here, step tick 1 after the countdown
+  update = 6,     ///< peer → host: own inputs and hashes not yet acknowledged, acknowledgements
+  relay = 7,      ///< host → peer: every tick's inputs the peer lacks, acknowledgements, slot states
+  bye = 8,        ///< either way: leaving now
 };
 
 enum class Role : std::uint8_t { player = 0, spectator = 1 };
 
-enum class RefuseReason : std::uint8_t { version = 1, full = 2, started = 3, malformed = 4 };
+enum class RefuseReason : std::uint8_t { version = 1, full = 2, started = 3 };
 
 struct Header {
   MessageType type = MessageType::hello;
-  std::uint8_t slot = k_no_slot;
-  std::uint64_t session = 0;
-  std::uint64_t token = 0;
-  std::uint32_t sequence = 0;
+  std::uint8_t connection = 0;  ///< 0 until the welcome
+  std::uint32_t token = 0;      ///< 0 until the welcome
+  std::uint16_t sequence = 0;
 };
 
+/// True when sequence `a` is newer than `b` (RFC 1982 serial arithmetic on 16 bits): no single
+/// value makes every later one look old.
+constexpr bool sequence_newer(std::uint16_t a, std::uint16_t b) {
+  const auto ahead = static_cast<std::uint16_t>(a - b);
+  return ahead != 0 && ahead < 0x8000;
+}
+
 struct Hello {
-  std::uint16_t protocol_version = k_protocol_version;
   Role role = Role::player;
+  std::uint64_t nonce = 0;   ///< the joiner's random id: a repeated hello is recognised by it
   std::uint64_t cookie = 0;  ///< 0, or the host's challenge echoed back
 };
 
-/// The host's answer to a hello without a valid cookie: no larger than the hello, so a forged
-/// source address gains an attacker nothing, and nothing is allocated until the cookie returns.
 struct Challenge {
+  std::uint64_t nonce = 0;  ///< the hello's
   std::uint64_t cookie = 0;
 };
 
 struct Welcome {
+  std::uint64_t nonce = 0;  ///< the hello's: several joiners behind one address tell theirs apart
+  std::uint64_t session = 0;  ///< a random id, for people and evidence folders only
   std::uint8_t slot = k_no_slot;
-  std::uint64_t token = 0;
-  std::uint64_t session = 0;
-  std::uint32_t players = 0;
-  std::uint32_t input_bytes = 0;
-  std::uint32_t tick_rate_hz = 60;
-  std::uint32_t input_delay = 2;
+  std::uint8_t players = 0;
+  std::uint8_t input_bytes = 0;
+  std::uint16_t tick_rate_hz = 60;
+  std::uint8_t input_delay = 2;
   std::uint64_t end_tick = 0;
   std::uint64_t seed = 0;
-  std::vector<std::byte> config;  ///< the simulation's Config, canonical bytes
+  std::string sim_name;            ///< Simulation::k_name
+  std::uint64_t compatibility_id = 0;
+  std::vector<std::byte> config;   ///< the simulation's Config, canonical bytes
 };
 
+/// Only `reason` and `host_version` before the cookie: the text would make it larger than a hello.
 struct Refuse {
-  RefuseReason reason = RefuseReason::malformed;
+  RefuseReason reason = RefuseReason::full;
+  std::uint8_t host_version = k_protocol_version;
+  std::uint64_t nonce = 0;  ///< the hello's, or 0 when the hello could not be read
   std::string text;
 };
 
 struct Start {
-  std::uint32_t countdown_ms = 0;
+  std::uint16_t countdown_ms = 0;
 };
 
-/// Round-trip time measurement riding on every update and relay: the sender's clock, and the
-/// last clock value it received from the other side with how long it held it.
+/// Round-trip time measurement, on every eighth update and relay: the sender's clock in ms
+/// (wrapping at 2^16), and the last clock value it received from the other side with how long
+/// it held it.
 struct Timing {
-  std::uint32_t sent_ms = 0;
-  std::uint32_t echo_ms = 0;
-  std::uint32_t echo_held_ms = 0;
+  std::uint16_t sent_ms = 0;
+  std::uint16_t echo_ms = 0;
+  std::uint16_t echo_held_ms = 0;
 };
+
+/// The low 32 bits of a state hash: what the wire carries. Evidence compares the full hashes.
+using WireHash = std::uint32_t;
 
 struct Update {
-  std::uint64_t relay_ack = 0;   ///< every relayed tick up to this one has arrived
-  std::uint64_t first_tick = 0;  ///< of the inputs carried
-  std::vector<std::byte> inputs; ///< count × input_bytes, ticks first_tick, first_tick + 1, …
-  std::uint64_t hash_first_tick = 0;
-  std::vector<std::uint64_t> hashes;
-  Timing timing;
+  std::uint64_t relay_ack = 0;        ///< every relayed tick up to this one has arrived
+  std::uint64_t slots_ack = 0;        ///< the version of the slot table it holds
+  std::uint64_t inputs_first_tick = 0;
+  std::span<const std::byte> inputs;  ///< count × input_bytes: ticks first, first + 1, …
+  std::uint64_t hashes_first_tick = 0;
+  std::uint32_t hash_count = 0;
+  std::array<WireHash, k_max_ticks_per_datagram> hashes{};
+  std::optional<Timing> timing;
 };
 
 enum class SlotState : std::uint8_t { waiting = 0, active = 1, interrupted = 2, gone = 3 };
@@ -113,45 +141,70 @@ enum class SlotState : std::uint8_t { waiting = 0, active = 1, interrupted = 2, 
 struct SlotStatus {
   SlotState state = SlotState::waiting;
   std::uint64_t neutral_from_tick = 0;  ///< gone: inputs from this tick on are neutral
+  friend bool operator==(const SlotStatus&, const SlotStatus&) = default;
 };
 
+using SlotTable = std::array<SlotStatus, k_max_players>;
+
 struct Relay {
-  std::uint64_t input_ack = 0;   ///< the host holds this peer's inputs up to this tick
-  std::uint64_t hash_ack = 0;    ///< … and its hashes up to this tick
+  std::uint64_t input_ack = 0;        ///< the host holds this peer's inputs up to this tick
+  std::uint64_t hash_ack = 0;         ///< … and its hashes up to this tick
   std::uint64_t first_tick = 0;
-  std::vector<std::byte> inputs; ///< count × players × input_bytes
-  std::vector<SlotStatus> slots; ///< one per player slot
-  std::uint64_t desync_tick = 0; ///< not 0: the session desynced at this tick; stop
-  Timing timing;
+  /// count × stride, where the stride is every player's input, or every player's but the
+  /// recipient's own when `own_slot_omitted` (a player knows its own inputs).
+  std::span<const std::byte> inputs;
+  bool own_slot_omitted = false;
+  std::optional<std::uint64_t> slots_version;  ///< present: `slots` holds the table of that version
+  SlotTable slots{};
+  std::uint64_t desync_tick = 0;      ///< not 0: the session desynced at this tick; stop
+  bool running = false;               ///< tick 1's clock has started (a lost start is made good)
+  std::optional<Timing> timing;
 };
 
 struct Bye {
   std::uint64_t last_tick = 0;
 };
 
-// Writers: each appends a whole datagram (header + payload) to `out`, replacing its contents.
+/// A decoded message, or why the datagram is dropped.
+template <class T>
+struct Decoded {
+  T value{};
+  DropReason drop = DropReason::none;
+  [[nodiscard]] bool ok() const { return drop == DropReason::none; }
+  explicit operator bool() const { return ok(); }
+  const T* operator->() const { return &value; }
+  const T& operator*() const { return value; }
+};
+
+// Writers: each writes a whole datagram (header + payload) into `out`, replacing its contents
+// (the vector's capacity is reused).
 void write_hello(std::vector<std::byte>& out, const Header& h, const Hello& m);
+void write_challenge(std::vector<std::byte>& out, const Header& h, const Challenge& m);
 void write_welcome(std::vector<std::byte>& out, const Header& h, const Welcome& m);
 void write_refuse(std::vector<std::byte>& out, const Header& h, const Refuse& m);
 void write_start(std::vector<std::byte>& out, const Header& h, const Start& m);
+/// `inputs` holds whole ticks of `input_bytes` each, at most k_max_ticks_per_datagram.
 void write_update(std::vector<std::byte>& out, const Header& h, const Update& m, std::uint32_t input_bytes);
+/// `players` is the session's slot count (the table's length when `slots_version` is set);
+/// `inputs` holds whole ticks, at most k_max_ticks_per_datagram.
 void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, std::uint32_t players,
                  std::uint32_t input_bytes);
 void write_bye(std::vector<std::byte>& out, const Header& h, const Bye& m);
-void write_challenge(std::vector<std::byte>& out, const Header& h, const Challenge& m);
 
-/// Reads and checks the header (magic, version, size bounds). The error is the drop reason:
-/// "short", "oversized", "bad magic", "bad version" or "unknown type".
-Result<Header> read_header(std::span<const std::byte> datagram);
+/// Reads and checks the header (size bounds, magic, version, type).
+Decoded<Header> read_header(std::span<const std::byte> datagram);
+/// The protocol version of a datagram whose header says bad_version (bytes 0–3 keep their
+/// meaning in every version).
+std::uint8_t version_of(std::span<const std::byte> datagram);
 
-// Readers: each parses the payload after the header; the error says what was malformed.
-Result<Hello> read_hello(std::span<const std::byte> datagram);
-Result<Welcome> read_welcome(std::span<const std::byte> datagram);
-Result<Refuse> read_refuse(std::span<const std::byte> datagram);
-Result<Start> read_start(std::span<const std::byte> datagram);
-Result<Update> read_update(std::span<const std::byte> datagram, std::uint32_t input_bytes);
-Result<Relay> read_relay(std::span<const std::byte> datagram, std::uint32_t players, std::uint32_t input_bytes);
-Result<Bye> read_bye(std::span<const std::byte> datagram);
-Result<Challenge> read_challenge(std::span<const std::byte> datagram);
+// Readers: each parses the payload after the header.
+Decoded<Hello> read_hello(std::span<const std::byte> datagram);
+Decoded<Challenge> read_challenge(std::span<const std::byte> datagram);
+Decoded<Welcome> read_welcome(std::span<const std::byte> datagram);
+Decoded<Refuse> read_refuse(std::span<const std::byte> datagram);
+Decoded<Start> read_start(std::span<const std::byte> datagram);
+Decoded<Update> read_update(std::span<const std::byte> datagram, std::uint32_t input_bytes);
+Decoded<Relay> read_relay(std::span<const std::byte> datagram, std::uint32_t players, std::uint32_t input_bytes);
+Decoded<Bye> read_bye(std::span<const std::byte> datagram);
 
 }  // namespace lockstep::net

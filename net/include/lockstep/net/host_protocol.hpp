@@ -1,0 +1,136 @@
+#pragma once
+/// The host's side of the lockstep protocol, without I/O: the handshake (cookie, welcome,
+/// refusals), the waiting room, the countdown, assembling every player's input into ticks and
+/// relaying them, comparing every player's hashes with its own, disconnects, and the end.
+///
+/// Joiners are known by the connection id and token of their welcome, not by address: two peers
+/// behind one address get two slots, and a peer whose port changes keeps its slot once a newer
+/// datagram with its token arrives from the new address. Before a joiner has echoed its cookie
+/// the host sends it nothing larger than the hello that asked, and remembers nothing of it.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockstep/net/lockstep_protocol.hpp"
+
+namespace lockstep::net {
+
+/// Everything the host protocol needs; the session fills the simulation's part.
+struct HostProtocolConfig {
+  std::uint32_t players = 2;
+  bool relay = false;                ///< the host plays no slot
+  std::uint64_t end_tick = 600;
+  std::uint32_t input_delay = 2;
+  std::uint32_t tick_rate_hz = 60;
+  std::uint64_t seed = 0;            ///< the simulation's seed
+  std::string sim_name;              ///< Simulation::k_name
+  std::uint64_t compatibility_id = 0;
+  std::vector<std::byte> sim_config; ///< canonical bytes of the simulation's Config
+  std::uint32_t input_bytes = 0;
+  std::vector<std::byte> neutral_input;  ///< a default Input's bytes
+  /// Whether bytes are a valid Input (else the neutral one is used and the drop counted).
+  bool (*valid_input)(std::span<const std::byte>) = nullptr;
+  std::chrono::milliseconds notify_after{1000};   ///< silent this long: interrupted
+  std::chrono::milliseconds timeout_after{5000};  ///< silent this long: gone
+  std::chrono::milliseconds countdown{500};
+  std::chrono::milliseconds wait_timeout{0};      ///< give up waiting for players (0: never)
+  std::chrono::milliseconds desync_grace{400};    ///< tell everyone of a desync this long, then stop
+  /// The cookie key: from a real random source, never simulation state, never sent.
+  std::uint64_t secret = 0;
+  /// Unpredictable 64-bit numbers for the session id and the tokens, each drawn on its own
+  /// (std::random_device in a real program). Unset: derived from `secret` by a keyed hash, so a
+  /// test repeats exactly.
+  std::function<std::uint64_t()> random;
+};
+
+enum class HostState : std::uint8_t { waiting, countdown, running, ending, ended };
+
+class HostProtocol final : public LockstepProtocol {
+ public:
+  /// `config` must be valid (players 1–8, input bytes 1–16, configuration ≤ 1024 bytes): the
+  /// session checks it first.
+  HostProtocol(HostProtocolConfig config, Instant now);
+
+  void receive(const Endpoint& from, std::span<const std::byte> datagram, Instant now) override;
+  void poll(Instant now) override;
+  [[nodiscard]] Instant next_wakeup() const override;
+  void add_local_input(std::uint64_t tick, std::span<const std::byte> input) override;
+  void on_stepped(std::uint64_t tick, std::uint64_t hash) override;
+  void leave(Instant now) override;
+  [[nodiscard]] std::optional<double> rtt_ms() const override;
+
+  /// Ends the session for everyone (goodbyes sent) with `outcome`: a host that cannot go on.
+  void abort(Outcome outcome, std::string message);
+
+  [[nodiscard]] HostState state() const { return state_; }
+  /// The inputs of `slot` the host holds, through this tick.
+  [[nodiscard]] std::uint64_t held_through(std::uint8_t slot) const { return held_through_[slot]; }
+  /// Participants connected and not gone.
+  [[nodiscard]] std::size_t connected() const;
+
+ private:
+  struct Remote {
+    std::uint8_t connection = 0;
+    Endpoint endpoint;
+    std::uint32_t token = 0;
+    std::uint64_t nonce = 0;
+    std::uint8_t slot = k_no_slot;   ///< k_no_slot: spectator
+    std::uint16_t last_sequence = 0;
+    Instant last_heard{0};
+    std::uint64_t relay_ack = 0;     ///< relayed ticks it holds
+    std::uint64_t hash_through = 0;  ///< its hashes compared so far (contiguous)
+    std::uint64_t slots_acked = 0;   ///< the slot table version it holds
+    bool gone = false;
+    bool confirmed = false;          ///< it has spoken since its welcome: it accepted the session
+    Instant last_welcome{0};
+    std::uint32_t sends = 0;
+    RttMeter rtt;
+  };
+
+  void handle_hello(const Endpoint& from, std::span<const std::byte> datagram, Instant now);
+  void handle_update(Remote& remote, std::span<const std::byte> datagram, Instant now);
+  void take_inputs(Remote& remote, const Update& update);
+  void take_hashes(Remote& remote, const Update& update);
+  void refuse_version(const Endpoint& from, std::span<const std::byte> datagram);
+  void refuse(const Endpoint& from, std::uint64_t nonce, RefuseReason reason, const std::string& text);
+  void welcome(Remote& remote, Instant now);
+  void reset_slot(std::uint8_t slot);
+  Remote* admit(const Endpoint& from, const Hello& hello, Instant now);
+  void mark_gone(Remote& remote, bool by_goodbye);
+  void assemble_ticks();
+  void send_relay(Remote& remote, Instant now);
+  void send_to_all(Instant now);
+  void poll_state(Instant now);
+  void poll_waiting(Instant now);
+  void forget_departed();
+  [[nodiscard]] bool blocked_too_long(std::uint8_t slot, Instant now) const;
+  void poll_running(Instant now);
+  void watch_silences(Instant now);
+  void finish(Outcome outcome, std::string message);
+  void set_slot(std::uint8_t slot, SlotStatus status);
+  [[nodiscard]] std::uint64_t cookie_for(const Endpoint& from, std::uint64_t nonce, std::uint64_t epoch) const;
+  Remote* find(std::uint8_t connection);
+
+  [[nodiscard]] std::uint64_t draw();
+
+  HostProtocolConfig config_;
+  HostState state_ = HostState::waiting;
+  Instant created_;
+  std::uint64_t draws_ = 0;
+  Instant now_{0};               ///< the time of the call being handled
+  Instant known_advanced_at_{0}; ///< when the last tick was completed
+  std::vector<Remote> remotes_;
+  std::uint8_t next_connection_ = 1;
+  std::uint64_t slots_version_ = 1;
+  std::vector<std::vector<std::byte>> held_;  ///< per slot: its inputs from tick 1
+  std::vector<std::uint64_t> held_through_;
+  std::vector<std::byte> tick_scratch_;
+  std::vector<std::byte> relay_scratch_;
+  Instant ending_since_{0};
+};
+
+}  // namespace lockstep::net

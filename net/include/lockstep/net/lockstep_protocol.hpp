@@ -1,0 +1,152 @@
+#pragma once
+/// What the host and the peer protocols have in common: the sans-I/O surface a session drives.
+///
+/// A protocol is a state machine without I/O (STYLE.md). It takes datagrams with their source and
+/// the time, the participant's own inputs and stepped hashes; it gives datagrams to send (the
+/// outbox), typed events, and the time it next needs to be woken. It reads no clock, opens no
+/// socket, logs nothing, and allocates nothing per datagram once a session runs (the tick log
+/// grows by one tick at a time).
+///
+/// Ticks: a participant steps tick t only with every player's input for t, as the host assembled
+/// it, so all agree by construction. Inputs sampled at tick t are for tick t + D (the input delay);
+/// ticks 1 to D are neutral for everyone.
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lockstep/net/datagram_socket.hpp"
+#include "lockstep/net/drop_reason.hpp"
+#include "lockstep/net/outbox.hpp"
+#include "lockstep/net/protocol_event.hpp"
+#include "lockstep/net/rtt_meter.hpp"
+#include "lockstep/net/tick_log.hpp"
+#include "lockstep/net/wire.hpp"
+
+namespace lockstep::net {
+
+/// How a session ended: the exit codes of `lockstep host/join/spectate`.
+enum class Outcome : std::uint8_t { finished = 0, desync = 1, refused = 2, network_failed = 3 };
+
+/// What the host fixes for everyone and the welcome carries.
+struct SessionParameters {
+  std::uint32_t players = 0;
+  std::uint32_t input_bytes = 0;
+  std::uint32_t tick_rate_hz = 60;
+  std::uint32_t input_delay = 2;
+  std::uint64_t end_tick = 0;  ///< the session ends after this tick
+  std::uint64_t seed = 0;
+  std::uint8_t slot = k_no_slot;  ///< this participant's slot, or k_no_slot (relay host, spectator)
+  std::uint64_t session = 0;      ///< the host's random session id (names evidence folders)
+};
+
+class LockstepProtocol {
+ public:
+  virtual ~LockstepProtocol() = default;
+  LockstepProtocol(const LockstepProtocol&) = delete;
+  LockstepProtocol& operator=(const LockstepProtocol&) = delete;
+
+  /// A datagram arrived from `from` at `now`. Anything malformed, forged or out of place is
+  /// dropped and counted by reason; nothing here can fail.
+  virtual void receive(const Endpoint& from, std::span<const std::byte> datagram, Instant now) = 0;
+  /// Timers: sends that are due, silences that became interruptions or departures, the end.
+  virtual void poll(Instant now) = 0;
+  /// When poll() next has something to do.
+  [[nodiscard]] virtual Instant next_wakeup() const = 0;
+  /// This participant's own input for `tick` (players only; ticks in order, from D + 1).
+  virtual void add_local_input(std::uint64_t tick, std::span<const std::byte> input) = 0;
+  /// This participant stepped `tick` (in order) and its state hash is `hash`.
+  virtual void on_stepped(std::uint64_t tick, std::uint64_t hash) = 0;
+  /// Leave now: say goodbye (a host ends the session for everyone) and end.
+  virtual void leave(Instant now) = 0;
+
+  /// Valid once the handshake is done (always on the host).
+  [[nodiscard]] const SessionParameters& parameters() const { return parameters_; }
+  [[nodiscard]] bool welcomed() const { return parameters_.players > 0; }
+  /// When tick 1's clock starts (after the countdown), once known.
+  [[nodiscard]] std::optional<Instant> start_time() const { return start_at_; }
+  /// Every player's input of every tick this participant may step.
+  [[nodiscard]] const TickLog& ticks() const { return ticks_; }
+  [[nodiscard]] std::uint64_t desync_tick() const { return desync_tick_; }
+  /// Set once the protocol has ended; nothing more will be sent.
+  [[nodiscard]] const std::optional<Outcome>& outcome() const { return outcome_; }
+  [[nodiscard]] const std::string& end_message() const { return end_message_; }
+
+  [[nodiscard]] Outbox& outbox() { return outbox_; }
+  /// Takes the oldest event not yet taken.
+  bool poll_event(ProtocolEvent& out) {
+    if (events_.empty()) return false;
+    out = std::move(events_.front());
+    events_.pop_front();
+    return true;
+  }
+  [[nodiscard]] const DropCounts& drops() const { return drops_; }
+  /// Median round-trip time to the host (peer) or over every remote (host).
+  [[nodiscard]] virtual std::optional<double> rtt_ms() const = 0;
+  /// Every player slot's state, as the host decided it (on a peer: as last relayed).
+  [[nodiscard]] const SlotTable& slots() const { return slots_; }
+  /// The last tick this participant stepped.
+  [[nodiscard]] std::uint64_t stepped_tick() const { return own_tick_; }
+
+ protected:
+  LockstepProtocol() = default;
+
+  Header header(MessageType type, std::uint8_t connection, std::uint32_t token) {
+    return Header{type, connection, token, ++sequence_};
+  }
+  void emit(ProtocolEvent event) { events_.push_back(std::move(event)); }
+  void end(Outcome outcome, std::string message) {
+    if (outcome_) return;
+    outcome_ = outcome;
+    end_message_ = std::move(message);
+  }
+  void drop(DropReason reason) { drops_.add(reason); }
+  /// Records the participant's own hash of `tick` (what it reports or compares).
+  void note_own_hash(std::uint64_t tick, std::uint64_t hash) {
+    own_tick_ = tick;
+    own_hashes_.push_back(static_cast<WireHash>(hash));
+  }
+  [[nodiscard]] WireHash own_hash(std::uint64_t tick) const { return own_hashes_[static_cast<std::size_t>(tick - 1)]; }
+  [[nodiscard]] Instant tick_period() const {
+    return Instant(1'000'000 / std::max<std::uint32_t>(1, parameters_.tick_rate_hz));
+  }
+
+  /// Sends due now: the timer ran out, or something new (an own input, a completed tick) waits
+  /// and half a tick has passed since the last send, so a session sends about once a tick.
+  [[nodiscard]] bool send_due(Instant now) const {
+    return now >= next_send_ || (urgent_ && now - last_send_ >= tick_period() / 2);
+  }
+  void sent(Instant now, Instant next) {
+    last_send_ = now;
+    next_send_ = next;
+    urgent_ = false;
+  }
+  [[nodiscard]] Instant send_wakeup() const {
+    return urgent_ ? std::min(next_send_, last_send_ + tick_period() / 2) : next_send_;
+  }
+
+  SessionParameters parameters_;
+  TickLog ticks_;
+  SlotTable slots_{};
+  Instant next_send_{0};
+  Instant last_send_{0};
+  bool urgent_ = false;
+  Outbox outbox_;
+  std::optional<Instant> start_at_;
+  std::uint64_t desync_tick_ = 0;
+  std::uint64_t own_tick_ = 0;
+
+ private:
+  std::vector<WireHash> own_hashes_;
+  std::deque<ProtocolEvent> events_;
+  DropCounts drops_;
+  std::optional<Outcome> outcome_;
+  std::string end_message_;
+  std::uint16_t sequence_ = 0;
+};
+
+}  // namespace lockstep::net

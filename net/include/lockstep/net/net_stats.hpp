@@ -1,0 +1,39 @@
+#pragma once
+/// A participant's network statistics as numbers: what `--stats-json` writes and the statistics
+/// lines print.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "lockstep/net/drop_reason.hpp"
+
+namespace lockstep::net {
+
+struct NetStats {
+  std::uint64_t ticks = 0;          ///< ticks stepped
+  /// Players: ticks the clock said were due whose inputs had not arrived (each counted once).
+  std::uint64_t stall_ticks = 0;
+  /// Spectators and relay hosts, which step as inputs arrive: the most ticks they were behind
+  /// the session's clock.
+  std::uint64_t behind_ticks = 0;
+  bool paced = true;                ///< a player (stall_ticks applies), not a spectator or relay
+  std::uint64_t datagrams_sent = 0;
+  std::uint64_t datagrams_received = 0;
+  std::uint64_t bytes_sent = 0;     ///< UDP payload
+  std::uint64_t bytes_received = 0;
+  std::optional<double> rtt_ms;     ///< median
+  std::uint32_t input_delay = 0;
+  DropCounts dropped;
+};
+
+/// One JSON object, keys in a fixed order: ticks, stall_ticks, behind_ticks, datagrams_sent,
+/// datagrams_received, bytes_sent, bytes_received, rtt_ms (null before a measurement),
+/// input_delay, dropped (reason → count, the reasons that occurred).
+std::string stats_json(const NetStats& stats);
+
+/// "tick 600, rtt 0.4 ms, input delay 2, stalls 0, sent 601 dgrams 14.2 KB, received …, dropped
+/// none" (totals since the start), or, given `since` and `seconds`, the rates since then.
+std::string stats_line(const NetStats& stats, const NetStats* since = nullptr, double seconds = 0.0);
+
+}  // namespace lockstep::net

@@ -1,0 +1,96 @@
+#pragma once
+/// A joiner's side of the lockstep protocol, without I/O: a player or a spectator. It says hello
+/// until challenged and welcomed, checks that the host runs the same simulation (name,
+/// compatibility id, input size, configuration) before anything else, then sends its own inputs
+/// and hashes once a tick and takes the host's relayed ticks.
+///
+/// States: hello → challenged → welcomed → running → ended.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockstep/net/lockstep_protocol.hpp"
+
+namespace lockstep::net {
+
+struct PeerProtocolConfig {
+  Endpoint host;
+  Role role = Role::player;
+  std::string sim_name;                  ///< this program's Simulation::k_name
+  std::uint64_t compatibility_id = 0;    ///< … and its compatibility id
+  std::uint32_t input_bytes = 0;
+  std::vector<std::byte> neutral_input;  ///< a default Input's bytes
+  /// Checks the host's simulation configuration for this program (decodes and validates it, and
+  /// that it has `players` players); returns why not, or nothing when it is acceptable.
+  std::function<std::optional<std::string>(std::span<const std::byte> config, std::uint32_t players,
+                                           std::uint64_t seed)>
+      check_config;
+  std::chrono::milliseconds timeout_after{5000};  ///< no answer, or a silent host, this long: give up
+  std::chrono::milliseconds hello_every{200};
+  std::chrono::milliseconds linger{1000};  ///< after the last tick, wait this long for the host's acks
+  std::uint64_t nonce = 0;                 ///< random: tells this joiner apart from others at its address
+};
+
+enum class PeerState : std::uint8_t { hello, challenged, welcomed, running, ended };
+
+class PeerProtocol final : public LockstepProtocol {
+ public:
+  PeerProtocol(PeerProtocolConfig config, Instant now);
+
+  void receive(const Endpoint& from, std::span<const std::byte> datagram, Instant now) override;
+  void poll(Instant now) override;
+  [[nodiscard]] Instant next_wakeup() const override;
+  void add_local_input(std::uint64_t tick, std::span<const std::byte> input) override;
+  void on_stepped(std::uint64_t tick, std::uint64_t hash) override;
+  void leave(Instant now) override;
+  [[nodiscard]] std::optional<double> rtt_ms() const override { return rtt_.median_ms(); }
+
+  [[nodiscard]] PeerState state() const { return state_; }
+  /// The host's simulation configuration (canonical bytes), once welcomed.
+  [[nodiscard]] const std::vector<std::byte>& sim_config() const { return sim_config_; }
+  /// Own inputs given, through this tick, and those the host has acknowledged.
+  [[nodiscard]] std::uint64_t inputs_given() const { return own_through_; }
+  [[nodiscard]] std::uint64_t inputs_acked() const { return first_unacked_ - 1; }
+  /// The host said goodbye.
+  [[nodiscard]] bool host_left() const { return host_left_; }
+
+ private:
+  void handle_handshake(const Header& h, std::span<const std::byte> datagram, Instant now);
+  void handle_welcome(const Header& h, const Welcome& welcome, Instant now);
+  void handle_relay(std::span<const std::byte> datagram, Instant now);
+  bool take_tick(std::uint64_t tick, std::span<const std::byte> others);
+  void take_acks(const Relay& relay);
+  void take_slots(const Relay& relay);
+  void send_hello(Instant now);
+  void send_update(Instant now);
+  void say_goodbye();
+  void stop(Outcome outcome, EventKind kind, std::string message);
+  [[nodiscard]] std::string refusal_text(const Welcome& welcome) const;
+
+  PeerProtocolConfig config_;
+  PeerState state_ = PeerState::hello;
+  Instant asked_at_;
+  Instant last_heard_{0};
+  Instant finished_since_{0};
+  std::uint64_t cookie_ = 0;
+  std::uint8_t connection_ = 0;
+  std::uint32_t token_ = 0;
+  std::vector<std::byte> sim_config_;
+  std::vector<std::byte> own_;          ///< own inputs of ticks own_first_ … own_through_
+  std::uint64_t own_first_ = 0;
+  std::uint64_t own_through_ = 0;
+  std::uint64_t first_unacked_ = 0;     ///< the host holds own inputs before this tick
+  std::uint64_t hash_acked_ = 0;
+  std::uint64_t slots_version_ = 0;
+  bool host_left_ = false;
+  std::string advisory_refusal_;  ///< a refusal anyone could have forged: said only on a timeout
+  std::uint32_t sends_ = 0;
+  RttMeter rtt_;
+  std::vector<std::byte> tick_scratch_;
+};
+
+}  // namespace lockstep::net

@@ -1,0 +1,44 @@
+#pragma once
+/// What a protocol reports to its session: typed events, never log lines. The session (or the
+/// program driving it) decides what to print.
+
+#include <cstdint>
+#include <string>
+
+namespace lockstep::net {
+
+enum class EventKind : std::uint8_t {
+  welcomed,          ///< peer: the host accepted us (slot, or k_no_slot for a spectator)
+  player_joined,     ///< host: a player took `slot`
+  spectator_joined,  ///< host
+  left_before_start, ///< host: the joiner of `slot` (or a spectator) went silent or left; the slot is free
+  session_starting,  ///< every slot is filled: tick 1 after the countdown
+  session_started,   ///< tick 1's clock starts now
+  interrupted,       ///< `slot` went silent
+  resumed,           ///< `slot` spoke again
+  gone,              ///< `slot` is gone: its input is neutral from `tick`
+  desync,            ///< the session desynced at `tick`
+  finished,          ///< the session ended normally
+  refused,           ///< peer: the host refused us, or we refused its session (`text` says why)
+  network_failed,    ///< the other side is gone or never answered (`text` says why)
+  left,              ///< this participant left on request
+};
+
+struct ProtocolEvent {
+  EventKind kind = EventKind::finished;
+  std::uint8_t slot = 0xFF;
+  std::uint64_t tick = 0;
+  bool by_goodbye = false;  ///< gone / left_before_start: said goodbye rather than went silent
+  std::string text;         ///< refused and network_failed only
+};
+
+inline ProtocolEvent make_event(EventKind kind, std::uint8_t slot = 0xFF, std::uint64_t tick = 0, bool by_goodbye = false) {
+  ProtocolEvent event;
+  event.kind = kind;
+  event.slot = slot;
+  event.tick = tick;
+  event.by_goodbye = by_goodbye;
+  return event;
+}
+
+}  // namespace lockstep::net

@@ -1,0 +1,44 @@
+#pragma once
+/// What a program chooses for a networked session, apart from its simulation: one configuration
+/// for hosting and one for joining, each holding only what it uses.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "lockstep/net/datagram_socket.hpp"
+#include "lockstep/net/wire.hpp"
+
+namespace lockstep::net {
+
+struct HostConfig {
+  bool relay = false;                 ///< play no slot: relay (and step) only
+  std::uint64_t end_tick = 600;       ///< the session ends after this tick
+  std::uint32_t input_delay = 2;      ///< D, in ticks (0–60)
+  std::uint32_t tick_rate_hz = 60;    ///< travels in the welcome; everyone paces by it (1–1000)
+  std::chrono::milliseconds notify_after{1000};   ///< a player silent this long is interrupted
+  std::chrono::milliseconds timeout_after{5000};  ///< … and this long, gone
+  std::chrono::milliseconds countdown{500};       ///< from the last slot filled to tick 1
+  std::chrono::milliseconds wait_timeout{0};      ///< give up waiting for players (0: never)
+  std::string record;                 ///< a replay file to record, or empty
+  std::string evidence_dir = ".";     ///< where a desync's evidence folder goes
+  /// Keys the cookies: from a real random source (std::random_device), never simulation state,
+  /// never 0. Tests give a fixed value to repeat a run exactly.
+  std::uint64_t secret = 0;
+  /// Draws the session id and the tokens, each on its own: std::random_device in a real program.
+  /// Unset: derived from `secret` (tests).
+  std::function<std::uint64_t()> random;
+};
+
+struct JoinConfig {
+  Endpoint host;
+  Role role = Role::player;
+  std::chrono::milliseconds timeout_after{5000};  ///< no answer, or a silent host, this long: give up
+  std::string record;
+  std::string evidence_dir = ".";
+  /// Tells this joiner apart from others at its address: random and not 0, like HostConfig::secret.
+  std::uint64_t nonce = 0;
+};
+
+}  // namespace lockstep::net

@@ -1,0 +1,549 @@
+#include "lockstep/net/host_protocol.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "lockstep/engine/assert.hpp"
+#include "lockstep/engine/state_hash.hpp"
+
+namespace lockstep::net {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr Instant k_waiting_send_every = milliseconds(100);
+constexpr Instant k_start_send_every = milliseconds(50);
+/// Room a relay keeps for everything but its inputs: header, flags, acks, a full slot table,
+/// desync tick and timing.
+constexpr std::size_t k_relay_overhead = 160;
+/// A cookie is good for the epoch it was made in and the next: 10 to 20 seconds.
+constexpr Instant k_cookie_epoch = std::chrono::seconds(10);
+/// How far ahead a sequence number may be to move a connection to a new address.
+constexpr std::uint16_t k_rebind_window = 256;
+constexpr Instant k_rewelcome_every = milliseconds(100);
+
+}  // namespace
+
+HostProtocol::HostProtocol(HostProtocolConfig config, Instant now) : config_(std::move(config)), created_(now) {
+  LOCKSTEP_ASSERT(config_.players >= 1 && config_.players <= k_max_players);
+  LOCKSTEP_ASSERT(config_.input_bytes >= 1 && config_.neutral_input.size() == config_.input_bytes);
+  parameters_ = {config_.players, config_.input_bytes, config_.tick_rate_hz, config_.input_delay,
+                 config_.end_tick, config_.seed, config_.relay ? k_no_slot : std::uint8_t{0}, draw()};
+  ticks_ = TickLog(config_.players, config_.input_bytes);
+  held_.resize(config_.players);
+  held_through_.resize(config_.players);
+  for (std::uint32_t p = 0; p < config_.players; ++p) reset_slot(static_cast<std::uint8_t>(p));
+  if (!config_.relay) slots_[0].state = SlotState::active;
+  tick_scratch_.reserve(ticks_.stride());
+  relay_scratch_.reserve(k_max_datagram_bytes);
+  remotes_.reserve(config_.players + k_max_spectators);
+  sent(now, now);
+}
+
+// --- Datagrams ------------------------------------------------------------------------------
+
+void HostProtocol::receive(const Endpoint& from, std::span<const std::byte> datagram, Instant now) {
+  if (state_ == HostState::ended) return;
+  now_ = now;
+  const Decoded<Header> h = read_header(datagram);
+  if (!h) {
+    if (h.drop == DropReason::bad_version) refuse_version(from, datagram);
+    return drop(h.drop);
+  }
+  if (h->type == MessageType::hello) return handle_hello(from, datagram, now);
+  Remote* remote = find(h->connection);
+  if (remote == nullptr || remote->gone) {
+    // A goodbye repeated after the first one was taken is no attack: not counted.
+    if (h->type != MessageType::bye) drop(DropReason::unknown_connection);
+    return;
+  }
+  if (h->token != remote->token) return drop(DropReason::bad_token);
+  if (sequence_newer(h->sequence, remote->last_sequence)) {
+    const auto ahead = static_cast<std::uint16_t>(h->sequence - remote->last_sequence);
+    if (from != remote->endpoint && ahead > k_rebind_window) return drop(DropReason::stale);
+    remote->last_sequence = h->sequence;
+    remote->endpoint = from;  // the same endpoint, or a NAT that rebound its port: follow it
+  }
+  remote->last_heard = now;
+  if (remote->slot != k_no_slot && slots_[remote->slot].state == SlotState::interrupted) {
+    set_slot(remote->slot, {SlotState::active, 0});
+    emit(make_event(EventKind::resumed, remote->slot));
+  }
+  switch (h->type) {
+    case MessageType::bye:
+      mark_gone(*remote, true);
+      return forget_departed();
+    case MessageType::update:
+      remote->confirmed = true;
+      return handle_update(*remote, datagram, now);
+    default: return drop(DropReason::unexpected_type);
+  }
+}
+
+void HostProtocol::handle_hello(const Endpoint& from, std::span<const std::byte> datagram, Instant now) {
+  const Decoded<Hello> hello = read_hello(datagram);
+  if (!hello) return drop(hello.drop);
+  // Nothing is given to an address until it proves it receives there: the cookie is a keyed
+  // hash of the address and the joiner's nonce, sent back in a datagram smaller than the hello.
+  // The cookie also names a ten-second epoch, so one seen once is not good forever.
+  const auto epoch = static_cast<std::uint64_t>(now / k_cookie_epoch);
+  const std::uint64_t cookie = cookie_for(from, hello->nonce, epoch);
+  if (hello->cookie != cookie && (epoch == 0 || hello->cookie != cookie_for(from, hello->nonce, epoch - 1))) {
+    write_challenge(outbox_.next(from), header(MessageType::challenge, 0, 0), {hello->nonce, cookie});
+    return;
+  }
+  for (Remote& r : remotes_) {
+    if (r.nonce != hello->nonce || r.gone) continue;
+    // Its welcome was lost: again, but only to the joiner that asked (same address, not yet
+    // confirmed), and not more often than every 100 ms. Hellos prove no liveness.
+    if (!r.confirmed && r.endpoint == from && now - r.last_welcome >= k_rewelcome_every) welcome(r, now);
+    return;
+  }
+  if (Remote* admitted = admit(from, *hello, now)) welcome(*admitted, now);
+}
+
+HostProtocol::Remote* HostProtocol::admit(const Endpoint& from, const Hello& hello, Instant now) {
+  if (hello.role == Role::spectator) {
+    const auto spectators = std::count_if(remotes_.begin(), remotes_.end(),
+                                          [](const Remote& r) { return r.slot == k_no_slot && !r.gone; });
+    if (spectators >= static_cast<long>(k_max_spectators)) {
+      refuse(from, hello.nonce, RefuseReason::full, "the session has all the spectators it serves");
+      return nullptr;
+    }
+  }
+  std::uint8_t slot = k_no_slot;
+  if (hello.role == Role::player) {
+    const auto free_slot = std::find_if(slots_.begin(), slots_.begin() + config_.players,
+                                        [](const SlotStatus& s) { return s.state == SlotState::waiting; });
+    if (state_ != HostState::waiting || free_slot == slots_.begin() + config_.players) {
+      refuse(from, hello.nonce, RefuseReason::full, "the session is full");
+      return nullptr;
+    }
+    slot = static_cast<std::uint8_t>(free_slot - slots_.begin());
+  }
+  // The smallest connection id not in use: ids of joiners that left before the start come back.
+  std::uint8_t connection = 1;
+  while (connection != 0 && find(connection) != nullptr) ++connection;
+  if (connection == 0) {
+    refuse(from, hello.nonce, RefuseReason::full, "the session has no connection left");
+    return nullptr;
+  }
+  Remote remote;
+  remote.connection = connection;
+  remote.endpoint = from;
+  remote.nonce = hello.nonce;
+  remote.slot = slot;
+  remote.last_heard = now;
+  do remote.token = static_cast<std::uint32_t>(draw() >> 32);
+  while (remote.token == 0);
+  if (slot != k_no_slot) set_slot(slot, {SlotState::active, 0});
+  remotes_.push_back(remote);
+  emit(make_event(slot == k_no_slot ? EventKind::spectator_joined : EventKind::player_joined, slot));
+  return &remotes_.back();
+}
+
+void HostProtocol::welcome(Remote& remote, Instant now) {
+  remote.last_welcome = now;
+  Welcome w;
+  w.nonce = remote.nonce;
+  w.session = parameters_.session;
+  w.slot = remote.slot;
+  w.players = static_cast<std::uint8_t>(config_.players);
+  w.input_bytes = static_cast<std::uint8_t>(config_.input_bytes);
+  w.tick_rate_hz = static_cast<std::uint16_t>(config_.tick_rate_hz);
+  w.input_delay = static_cast<std::uint8_t>(config_.input_delay);
+  w.end_tick = config_.end_tick;
+  w.seed = config_.seed;
+  w.sim_name = config_.sim_name;
+  w.compatibility_id = config_.compatibility_id;
+  w.config = config_.sim_config;
+  write_welcome(outbox_.next(remote.endpoint), header(MessageType::welcome, remote.connection, remote.token), w);
+}
+
+void HostProtocol::refuse(const Endpoint& from, std::uint64_t nonce, RefuseReason reason, const std::string& text) {
+  write_refuse(outbox_.next(from), header(MessageType::refuse, 0, 0), {reason, k_protocol_version, nonce, text});
+}
+
+void HostProtocol::refuse_version(const Endpoint& from, std::span<const std::byte> datagram) {
+  // A joiner of another version: say so, but in no more bytes than it sent, and only to a hello
+  // (bytes 0–3 keep their meaning in every version).
+  static const std::size_t refusal_bytes = [] {
+    std::vector<std::byte> sample;
+    write_refuse(sample, {}, {RefuseReason::version, k_protocol_version, 0, {}});
+    return sample.size();
+  }();
+  if (datagram.size() < std::max<std::size_t>(4, refusal_bytes) ||
+      std::to_integer<std::uint8_t>(datagram[3]) != static_cast<std::uint8_t>(MessageType::hello)) {
+    return;  // would amplify: stay silent
+  }
+  write_refuse(outbox_.next(from), header(MessageType::refuse, 0, 0), {RefuseReason::version, k_protocol_version, 0, {}});
+}
+
+void HostProtocol::handle_update(Remote& remote, std::span<const std::byte> datagram, Instant now) {
+  const Decoded<Update> u = read_update(datagram, config_.input_bytes);
+  if (!u) return drop(u.drop);
+  if (u->timing) remote.rtt.on_timing(*u->timing, now);
+  remote.relay_ack = std::max(remote.relay_ack, std::min(u->relay_ack, ticks_.known_through()));
+  remote.slots_acked = std::max(remote.slots_acked, std::min(u->slots_ack, slots_version_));
+  if (!u->inputs.empty()) {
+    if (remote.slot == k_no_slot) return drop(DropReason::spectator_inputs);
+    take_inputs(remote, *u);
+  }
+  if (u->hash_count > 0 && remote.slot != k_no_slot) take_hashes(remote, *u);
+  assemble_ticks();
+}
+
+void HostProtocol::take_inputs(Remote& remote, const Update& u) {
+  // Inputs count only once the session is under way: none can be for a slot's next holder.
+  if (slots_[remote.slot].state == SlotState::gone || state_ == HostState::waiting) return;
+  std::vector<std::byte>& held = held_[remote.slot];
+  std::uint64_t& through = held_through_[remote.slot];
+  // A player produces its input for t + D + 1 once it has stepped t ≤ what the host relayed.
+  const std::uint64_t limit = std::min(config_.end_tick, ticks_.known_through() + config_.input_delay + 1);
+  const std::size_t count = u.inputs.size() / config_.input_bytes;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t tick = u.inputs_first_tick + i;
+    if (tick <= through) continue;  // held already
+    if (tick != through + 1) break;  // a gap: the rest comes again
+    if (tick > limit) return drop(DropReason::far_ahead);
+    std::span<const std::byte> input = u.inputs.subspan(i * config_.input_bytes, config_.input_bytes);
+    if (config_.valid_input != nullptr && !config_.valid_input(input)) {
+      // Not an input: the tick gets the neutral one (refusing it would stall everyone).
+      drop(DropReason::invalid_input);
+      input = config_.neutral_input;
+    }
+    held.insert(held.end(), input.begin(), input.end());
+    ++through;
+  }
+}
+
+void HostProtocol::take_hashes(Remote& remote, const Update& u) {
+  for (std::uint32_t i = 0; i < u.hash_count; ++i) {
+    const std::uint64_t tick = u.hashes_first_tick + i;
+    if (tick <= remote.hash_through) continue;
+    if (tick != remote.hash_through + 1 || tick > own_tick_) break;  // compared once the host stepped it
+    if (u.hashes[i] != own_hash(tick) && (desync_tick_ == 0 || tick < desync_tick_)) desync_tick_ = tick;
+    remote.hash_through = tick;
+  }
+}
+
+// --- Ticks ----------------------------------------------------------------------------------
+
+void HostProtocol::add_local_input(std::uint64_t tick, std::span<const std::byte> input) {
+  if (parameters_.slot == k_no_slot || tick != held_through_[0] + 1 || input.size() != config_.input_bytes) return;
+  held_[0].insert(held_[0].end(), input.begin(), input.end());
+  ++held_through_[0];
+  assemble_ticks();
+}
+
+void HostProtocol::on_stepped(std::uint64_t tick, std::uint64_t hash) { note_own_hash(tick, hash); }
+
+void HostProtocol::assemble_ticks() {
+  if (state_ != HostState::countdown && state_ != HostState::running) return;
+  while (ticks_.known_through() < config_.end_tick) {
+    const std::uint64_t next = ticks_.known_through() + 1;
+    tick_scratch_.clear();
+    for (std::uint32_t p = 0; p < config_.players; ++p) {
+      if (slots_[p].state == SlotState::gone && next >= slots_[p].neutral_from_tick) {
+        tick_scratch_.insert(tick_scratch_.end(), config_.neutral_input.begin(), config_.neutral_input.end());
+      } else if (held_through_[p] >= next) {
+        const auto at = held_[p].begin() + static_cast<long>((next - 1) * config_.input_bytes);
+        tick_scratch_.insert(tick_scratch_.end(), at, at + config_.input_bytes);
+      } else {
+        return;
+      }
+    }
+    ticks_.append(tick_scratch_);
+    known_advanced_at_ = now_;
+    urgent_ = true;
+  }
+}
+
+// --- Departures -----------------------------------------------------------------------------
+
+void HostProtocol::mark_gone(Remote& remote, bool by_goodbye) {
+  if (remote.gone) return;
+  remote.gone = true;
+  if (state_ == HostState::waiting) {
+    if (remote.slot != k_no_slot) {
+      set_slot(remote.slot, {SlotState::waiting, 0});
+      reset_slot(remote.slot);
+    }
+    emit(make_event(EventKind::left_before_start, remote.slot, 0, by_goodbye));
+    return;
+  }
+  if (remote.slot == k_no_slot) return;  // a spectator that left is simply no longer served
+  // The host alone decides from which tick a departed player's input is neutral, and relays it.
+  const std::uint64_t neutral_from = held_through_[remote.slot] + 1;
+  set_slot(remote.slot, {SlotState::gone, neutral_from});
+  if (neutral_from <= config_.end_tick) emit(make_event(EventKind::gone, remote.slot, neutral_from, by_goodbye));
+  // A relay host with no player left has nothing to relay: the session ends here.
+  if (config_.relay && std::all_of(slots_.begin(), slots_.begin() + config_.players,
+                                   [](const SlotStatus& slot) { return slot.state == SlotState::gone; })) {
+    return finish(Outcome::finished, {});
+  }
+  assemble_ticks();
+}
+
+void HostProtocol::reset_slot(std::uint8_t slot) {
+  // Ticks 1 … D are neutral for everyone; nothing else is held for a slot nobody has yet.
+  held_[slot].clear();
+  for (std::uint32_t t = 0; t < config_.input_delay; ++t) {
+    held_[slot].insert(held_[slot].end(), config_.neutral_input.begin(), config_.neutral_input.end());
+  }
+  held_through_[slot] = config_.input_delay;
+}
+
+void HostProtocol::watch_silences(Instant now) {
+  for (Remote& r : remotes_) {
+    if (r.gone) continue;
+    const Instant silent = now - r.last_heard;
+    if (silent > config_.timeout_after) {
+      mark_gone(r, false);
+    } else if (r.slot != k_no_slot && blocked_too_long(r.slot, now)) {
+      // It speaks, but the next tick has waited on its input alone for a timeout: as good as gone
+      // (a peer that sends no inputs must not hold everyone forever).
+      mark_gone(r, false);
+    } else if (silent > config_.notify_after && r.slot != k_no_slot && slots_[r.slot].state == SlotState::active) {
+      set_slot(r.slot, {SlotState::interrupted, 0});
+      emit(make_event(EventKind::interrupted, r.slot));
+    }
+  }
+}
+
+bool HostProtocol::blocked_too_long(std::uint8_t slot, Instant now) const {
+  // The session has waited a timeout for the next tick, and this slot's input for it is missing.
+  return state_ == HostState::running && ticks_.known_through() < config_.end_tick &&
+         held_through_[slot] <= ticks_.known_through() && now - known_advanced_at_ > config_.timeout_after;
+}
+
+void HostProtocol::forget_departed() {
+  // Joiners gone before the start and spectators gone at any time hold nothing anyone needs:
+  // forgetting them bounds the list and frees their connection ids. Departed players stay, their
+  // slots neutral.
+  remotes_.erase(std::remove_if(remotes_.begin(), remotes_.end(),
+                                [&](const Remote& r) {
+                                  return r.gone && (r.slot == k_no_slot || state_ == HostState::waiting);
+                                }),
+                 remotes_.end());
+}
+
+void HostProtocol::set_slot(std::uint8_t slot, SlotStatus status) {
+  if (slots_[slot] == status) return;
+  slots_[slot] = status;
+  ++slots_version_;
+}
+
+// --- Time -----------------------------------------------------------------------------------
+
+void HostProtocol::poll(Instant now) {
+  now_ = now;
+  poll_state(now);
+  forget_departed();
+}
+
+void HostProtocol::poll_state(Instant now) {
+  switch (state_) {
+    case HostState::waiting: return poll_waiting(now);
+    case HostState::countdown:
+      if (now >= *start_at_) {
+        state_ = HostState::running;
+        known_advanced_at_ = now;
+        sent(now - tick_period(), now);
+        emit(make_event(EventKind::session_started));
+        return poll_running(now);
+      }
+      if (now >= next_send_) {
+        const auto left = std::chrono::duration_cast<milliseconds>(*start_at_ - now).count();
+        for (const Remote& r : remotes_) {
+          if (r.gone) continue;
+          write_start(outbox_.next(r.endpoint), header(MessageType::start, r.connection, r.token),
+                      {static_cast<std::uint16_t>(std::min<long long>(left, 0xFFFF))});
+        }
+        sent(now, now + k_start_send_every);
+      }
+      return watch_silences(now);
+    case HostState::running: return poll_running(now);
+    case HostState::ending:
+      if (now >= next_send_) {
+        send_to_all(now);
+        sent(now, now + tick_period());
+      }
+      if (now - ending_since_ >= config_.desync_grace) finish(Outcome::desync, {});
+      return;
+    case HostState::ended: return;
+  }
+}
+
+void HostProtocol::poll_waiting(Instant now) {
+  watch_silences(now);
+  // Filled once every slot's joiner has confirmed its welcome with an update: one that refuses
+  // the session (another simulation) says goodbye instead, and its slot is free again.
+  const bool filled = std::none_of(slots_.begin(), slots_.begin() + config_.players,
+                                   [](const SlotStatus& s) { return s.state == SlotState::waiting; }) &&
+                      std::all_of(remotes_.begin(), remotes_.end(),
+                                  [](const Remote& r) { return r.gone || r.slot == k_no_slot || r.confirmed; });
+  if (filled) {
+    state_ = HostState::countdown;
+    start_at_ = now + config_.countdown;
+    sent(now - k_start_send_every, now);
+    emit(make_event(EventKind::session_starting));
+    assemble_ticks();
+    return poll_state(now);
+  }
+  if (config_.wait_timeout.count() > 0 && now - created_ >= config_.wait_timeout) {
+    const auto filled_slots = std::count_if(slots_.begin(), slots_.begin() + config_.players,
+                                            [](const SlotStatus& s) { return s.state != SlotState::waiting; });
+    return finish(Outcome::network_failed,
+                  "gave up waiting for players after " + std::to_string(config_.wait_timeout.count() / 1000) +
+                      " s: " + std::to_string(filled_slots) + " of " + std::to_string(config_.players) +
+                      " slots filled");
+  }
+  // Everyone who waits hears from the host (slot states, no inputs), so it knows the host is there.
+  if (now >= next_send_) {
+    send_to_all(now);
+    sent(now, now + k_waiting_send_every);
+  }
+}
+
+void HostProtocol::poll_running(Instant now) {
+  watch_silences(now);
+  if (desync_tick_ != 0) {
+    state_ = HostState::ending;
+    ending_since_ = now;
+    emit(make_event(EventKind::desync, k_no_slot, desync_tick_));
+    return poll_state(now);
+  }
+  // To everyone as soon as a tick is complete (about once a tick), and every two ticks when
+  // nothing completes: a lost relay is made good by the next one, with no retransmission timer.
+  if (send_due(now)) {
+    send_to_all(now);
+    sent(now, now + 2 * tick_period());
+  }
+  if (own_tick_ < config_.end_tick) return;
+  if (ending_since_ == Instant{0}) ending_since_ = now;
+  const bool all_acked = std::all_of(remotes_.begin(), remotes_.end(), [&](const Remote& r) {
+    return r.gone || (r.relay_ack >= config_.end_tick && (r.slot == k_no_slot || r.hash_through >= config_.end_tick));
+  });
+  if (all_acked || now - ending_since_ > config_.timeout_after) finish(Outcome::finished, {});
+}
+
+void HostProtocol::send_to_all(Instant now) {
+  for (Remote& r : remotes_) {
+    if (!r.gone) send_relay(r, now);
+  }
+}
+
+void HostProtocol::send_relay(Remote& r, Instant now) {
+  Relay m;
+  // A player knows its own inputs; only a lone player gets them back, so that a relay always has
+  // bytes to count its ticks by.
+  const bool omit = r.slot != k_no_slot && config_.players > 1;
+  const std::size_t stride = (config_.players - (omit ? 1 : 0)) * config_.input_bytes;
+  m.first_tick = r.relay_ack + 1;
+  relay_scratch_.clear();
+  if (stride > 0) {
+    const std::uint64_t fit = std::min<std::uint64_t>(k_max_ticks_per_datagram, (k_max_datagram_bytes - k_relay_overhead) / stride);
+    const std::uint64_t last = std::min(ticks_.known_through(), r.relay_ack + fit);
+    for (std::uint64_t t = m.first_tick; t <= last; ++t) {
+      const std::span<const std::byte> inputs = ticks_.inputs_of(t);
+      for (std::uint32_t p = 0; p < config_.players; ++p) {
+        if (omit && p == r.slot) continue;
+        const auto at = inputs.begin() + static_cast<long>(p * config_.input_bytes);
+        relay_scratch_.insert(relay_scratch_.end(), at, at + config_.input_bytes);
+      }
+    }
+  }
+  m.inputs = relay_scratch_;
+  m.own_slot_omitted = omit;
+  m.input_ack = r.slot != k_no_slot ? held_through_[r.slot] : 0;
+  m.hash_ack = r.hash_through;
+  if (r.slots_acked < slots_version_) {
+    m.slots_version = slots_version_;
+    m.slots = slots_;
+  }
+  m.desync_tick = desync_tick_;
+  m.running = state_ == HostState::running || state_ == HostState::ending;
+  if (r.sends++ % 8 == 0) m.timing = r.rtt.outgoing(now);
+  write_relay(outbox_.next(r.endpoint), header(MessageType::relay, r.connection, r.token), m, config_.players,
+              config_.input_bytes);
+}
+
+void HostProtocol::finish(Outcome outcome, std::string message) {
+  if (state_ == HostState::ended) return;
+  for (const Remote& r : remotes_) {
+    if (r.gone) continue;
+    for (int i = 0; i < 2; ++i) {  // twice: a lost goodbye costs the peer a timeout
+      write_bye(outbox_.next(r.endpoint), header(MessageType::bye, r.connection, r.token), {own_tick_});
+    }
+  }
+  state_ = HostState::ended;
+  if (outcome == Outcome::finished) emit(make_event(EventKind::finished, k_no_slot, own_tick_));
+  end(outcome, std::move(message));
+}
+
+void HostProtocol::leave(Instant) {
+  if (state_ == HostState::ended) return;
+  emit(make_event(EventKind::left, k_no_slot, own_tick_));
+  finish(Outcome::finished, {});
+}
+
+void HostProtocol::abort(Outcome outcome, std::string message) { finish(outcome, std::move(message)); }
+
+Instant HostProtocol::next_wakeup() const {
+  switch (state_) {
+    case HostState::ended: return Instant::max();
+    case HostState::countdown: return std::min(next_send_, *start_at_);
+    default: return send_wakeup();
+  }
+}
+
+// --- Queries --------------------------------------------------------------------------------
+
+std::optional<double> HostProtocol::rtt_ms() const {
+  std::array<double, k_max_players + k_max_spectators> medians{};
+  std::size_t n = 0;
+  for (const Remote& r : remotes_) {
+    if (const std::optional<double> m = r.rtt.median_ms(); m && n < medians.size()) medians[n++] = *m;
+  }
+  if (n == 0) return std::nullopt;
+  std::sort(medians.begin(), medians.begin() + static_cast<long>(n));
+  return medians[n / 2];
+}
+
+std::size_t HostProtocol::connected() const {
+  return static_cast<std::size_t>(std::count_if(remotes_.begin(), remotes_.end(), [](const Remote& r) { return !r.gone; }));
+}
+
+std::uint64_t HostProtocol::draw() {
+  if (config_.random) return config_.random();
+  std::array<std::uint64_t, 3> keyed = {config_.secret, 0x746F6B656E73ull, ++draws_};  // "tokens"
+  return xxh3_64(std::as_bytes(std::span(keyed)));
+}
+
+std::uint64_t HostProtocol::cookie_for(const Endpoint& from, std::uint64_t nonce, std::uint64_t epoch) const {
+  std::array<std::byte, 8 + 16 + 2 + 8 + 8> keyed{};
+  std::memcpy(keyed.data(), &config_.secret, 8);
+  if (from.address().is_v4()) {
+    const auto bytes = from.address().to_v4().to_bytes();
+    std::memcpy(keyed.data() + 8, bytes.data(), bytes.size());
+  } else {
+    const auto bytes = from.address().to_v6().to_bytes();
+    std::memcpy(keyed.data() + 8, bytes.data(), bytes.size());
+  }
+  const std::uint16_t port = from.port();
+  std::memcpy(keyed.data() + 24, &port, 2);
+  std::memcpy(keyed.data() + 26, &nonce, 8);
+  std::memcpy(keyed.data() + 34, &epoch, 8);
+  return xxh3_64(keyed) | 1;
+}
+
+HostProtocol::Remote* HostProtocol::find(std::uint8_t connection) {
+  for (Remote& r : remotes_) {
+    if (r.connection == connection) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace lockstep::net

@@ -1,0 +1,49 @@
+#include "lockstep/net/net_stats.hpp"
+
+#include <cstdio>
+
+namespace lockstep::net {
+
+std::string stats_json(const NetStats& s) {
+  std::string dropped;
+  for (std::size_t i = 1; i < k_drop_reasons; ++i) {
+    if (s.dropped.counts[i] == 0) continue;
+    dropped += (dropped.empty() ? "\"" : ", \"") + std::string(drop_reason_name(static_cast<DropReason>(i))) +
+               "\": " + std::to_string(s.dropped.counts[i]);
+  }
+  char rtt[32] = "null";
+  if (s.rtt_ms) std::snprintf(rtt, sizeof rtt, "%.3f", *s.rtt_ms);
+  return "{\"ticks\": " + std::to_string(s.ticks) + ", \"stall_ticks\": " + std::to_string(s.stall_ticks) +
+         ", \"behind_ticks\": " + std::to_string(s.behind_ticks) +
+         ", \"datagrams_sent\": " + std::to_string(s.datagrams_sent) +
+         ", \"datagrams_received\": " + std::to_string(s.datagrams_received) +
+         ", \"bytes_sent\": " + std::to_string(s.bytes_sent) + ", \"bytes_received\": " + std::to_string(s.bytes_received) +
+         ", \"rtt_ms\": " + rtt + ", \"input_delay\": " + std::to_string(s.input_delay) + ", \"dropped\": {" + dropped +
+         "}}\n";
+}
+
+std::string stats_line(const NetStats& s, const NetStats* since, double seconds) {
+  std::string dropped;
+  for (std::size_t i = 1; i < k_drop_reasons; ++i) {
+    if (s.dropped.counts[i] == 0) continue;
+    dropped += (dropped.empty() ? "" : ", ") + std::string(drop_reason_name(static_cast<DropReason>(i))) + " " +
+               std::to_string(s.dropped.counts[i]);
+  }
+  const bool rates = since != nullptr && seconds > 0.0;
+  auto amount = [&](std::uint64_t now, std::uint64_t before) {
+    return rates ? static_cast<double>(now - before) / seconds : static_cast<double>(now);
+  };
+  char line[400];
+  std::snprintf(line, sizeof line, "tick %llu, rtt %.1f ms, input delay %u, %s %llu, sent %.0f dgrams%s %.1f KB%s, "
+                "received %.0f dgrams%s %.1f KB%s, dropped %s",
+                static_cast<unsigned long long>(s.ticks), s.rtt_ms.value_or(0.0), s.input_delay,
+                s.paced ? "stalls" : "behind", static_cast<unsigned long long>(s.paced ? s.stall_ticks : s.behind_ticks),
+                amount(s.datagrams_sent, rates ? since->datagrams_sent : 0), rates ? "/s" : "",
+                amount(s.bytes_sent, rates ? since->bytes_sent : 0) / 1024.0, rates ? "/s" : "",
+                amount(s.datagrams_received, rates ? since->datagrams_received : 0), rates ? "/s" : "",
+                amount(s.bytes_received, rates ? since->bytes_received : 0) / 1024.0, rates ? "/s" : "",
+                dropped.empty() ? "none" : dropped.c_str());
+  return line;
+}
+
+}  // namespace lockstep::net

@@ -1,0 +1,313 @@
+#include "lockstep/net/peer_protocol.hpp"
+
+#include <algorithm>
+
+#include "lockstep/engine/assert.hpp"
+#include "lockstep/engine/runner.hpp"
+
+namespace lockstep::net {
+namespace {
+
+constexpr Instant k_welcomed_send_every = std::chrono::milliseconds(100);
+
+std::string endpoint_text(const Endpoint& e) {
+  const std::string address = e.address().to_string();
+  return (e.address().is_v6() ? "[" + address + "]" : address) + ":" + std::to_string(e.port());
+}
+
+}  // namespace
+
+PeerProtocol::PeerProtocol(PeerProtocolConfig config, Instant now)
+    : config_(std::move(config)), asked_at_(now), last_heard_(now) {
+  LOCKSTEP_ASSERT(config_.input_bytes >= 1 && config_.neutral_input.size() == config_.input_bytes);
+  sent(now, now);
+}
+
+// --- Datagrams ------------------------------------------------------------------------------
+
+void PeerProtocol::receive(const Endpoint& from, std::span<const std::byte> datagram, Instant now) {
+  if (state_ == PeerState::ended) return;
+  if (from != config_.host) return drop(DropReason::unknown_address);
+  const Decoded<Header> h = read_header(datagram);
+  if (!h) {
+    // A host of another version refuses in its own layout, but bytes 0–3 keep their meaning.
+    // Anyone can forge that from the host's address, so it only explains a handshake that fails.
+    if (h.drop == DropReason::bad_version && state_ < PeerState::welcomed && datagram.size() >= 4 &&
+        std::to_integer<std::uint8_t>(datagram[3]) == static_cast<std::uint8_t>(MessageType::refuse)) {
+      advisory_refusal_ = "refused by the host: it speaks protocol version " + std::to_string(version_of(datagram)) +
+                          ", this program " + std::to_string(k_protocol_version);
+    }
+    return drop(h.drop);
+  }
+  if (state_ < PeerState::welcomed) return handle_handshake(*h, datagram, now);
+  if (h->connection != connection_) return drop(DropReason::unknown_connection);
+  if (h->token != token_) return drop(DropReason::bad_token);
+  last_heard_ = now;
+  switch (h->type) {
+    case MessageType::bye: host_left_ = true; return;
+    case MessageType::start:
+      if (const Decoded<Start> s = read_start(datagram); !s) {
+        drop(s.drop);
+      } else if (!start_at_) {
+        start_at_ = now + std::chrono::milliseconds(s->countdown_ms);
+        state_ = PeerState::running;
+      }
+      return;
+    case MessageType::relay: return handle_relay(datagram, now);
+    case MessageType::welcome: return;  // a repeat: the host resent it before our first update
+    default: return drop(DropReason::unexpected_type);
+  }
+}
+
+void PeerProtocol::handle_handshake(const Header& h, std::span<const std::byte> datagram, Instant now) {
+  switch (h.type) {
+    case MessageType::challenge: {
+      const Decoded<Challenge> c = read_challenge(datagram);
+      if (!c) return drop(c.drop);
+      if (c->nonce != config_.nonce) return drop(DropReason::unexpected_type);  // another joiner's
+      cookie_ = c->cookie;
+      state_ = PeerState::challenged;
+      return send_hello(now);  // answer at once
+    }
+    case MessageType::refuse: {
+      const Decoded<Refuse> r = read_refuse(datagram);
+      if (!r) return drop(r.drop);
+      if (r->nonce != 0 && r->nonce != config_.nonce) return drop(DropReason::unexpected_type);
+      const std::string text = "refused by the host: " +
+                               (r->reason == RefuseReason::version || r->text.empty()
+                                    ? "it speaks protocol version " + std::to_string(r->host_version) + ", this program " +
+                                          std::to_string(k_protocol_version)
+                                    : r->text);
+      // Only a refusal that names our nonce (so came after our hello reached the host) ends the
+      // handshake; one without could be forged by anyone, and only explains a timeout.
+      if (r->nonce == 0) {
+        advisory_refusal_ = text;
+        return;
+      }
+      return stop(Outcome::refused, EventKind::refused, text);
+    }
+    case MessageType::welcome: {
+      const Decoded<Welcome> w = read_welcome(datagram);
+      if (!w) return drop(w.drop);
+      if (w->nonce != config_.nonce) return drop(DropReason::unexpected_type);
+      return handle_welcome(h, *w, now);
+    }
+    default: return drop(DropReason::unexpected_type);
+  }
+}
+
+std::string PeerProtocol::refusal_text(const Welcome& w) const {
+  if (w.sim_name != config_.sim_name) {
+    return "the host runs the simulation '" + w.sim_name + "', this program '" + config_.sim_name + "'";
+  }
+  if (w.compatibility_id != config_.compatibility_id) {
+    return "the host's " + w.sim_name + " has compatibility id " + hash_hex(w.compatibility_id) + ", this program's " +
+           hash_hex(config_.compatibility_id) + ": their results would differ";
+  }
+  if (w.input_bytes != config_.input_bytes) {
+    return "the host's inputs are " + std::to_string(w.input_bytes) + " bytes, this program's " +
+           std::to_string(config_.input_bytes);
+  }
+  if ((config_.role == Role::player) == (w.slot == k_no_slot)) return "the host's welcome is for another role";
+  if (config_.check_config) {
+    if (std::optional<std::string> why = config_.check_config(w.config, w.players, w.seed)) {
+      return "the host's configuration does not fit this program: " + *why;
+    }
+  }
+  return {};
+}
+
+void PeerProtocol::handle_welcome(const Header& h, const Welcome& w, Instant now) {
+  connection_ = h.connection;
+  token_ = h.token;
+  if (std::string why = refusal_text(w); !why.empty()) {
+    say_goodbye();  // so that the host frees the slot at once
+    return stop(Outcome::refused, EventKind::refused, why);
+  }
+  parameters_ = {w.players, w.input_bytes, w.tick_rate_hz, w.input_delay, w.end_tick, w.seed, w.slot, w.session};
+  ticks_ = TickLog(w.players, w.input_bytes);
+  sim_config_ = w.config;
+  own_first_ = w.input_delay + 1ull;
+  own_through_ = w.input_delay;
+  first_unacked_ = w.input_delay + 1ull;
+  tick_scratch_.reserve(ticks_.stride());
+  own_.reserve(static_cast<std::size_t>(k_max_ticks_per_datagram) * w.input_bytes * 4);
+  state_ = PeerState::welcomed;
+  last_heard_ = now;
+  sent(now, now);
+  emit(make_event(EventKind::welcomed, w.slot));
+}
+
+void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now) {
+  const Decoded<Relay> r = read_relay(datagram, parameters_.players, parameters_.input_bytes);
+  if (!r) return drop(r.drop);
+  const bool omitted = parameters_.slot != k_no_slot && parameters_.players > 1;
+  if (r->own_slot_omitted != omitted) return drop(DropReason::malformed);
+  if (!start_at_ && (r->running || !r->inputs.empty())) {  // the start was lost, but the session runs
+    start_at_ = now;
+    state_ = PeerState::running;
+  }
+  if (r->timing) rtt_.on_timing(*r->timing, now);
+  const std::size_t stride = (parameters_.players - (omitted ? 1 : 0)) * parameters_.input_bytes;
+  const std::size_t count = stride == 0 ? 0 : r->inputs.size() / stride;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t tick = r->first_tick + i;
+    if (tick != ticks_.known_through() + 1 || tick > parameters_.end_tick) continue;
+    if (!take_tick(tick, r->inputs.subspan(i * stride, stride))) break;
+  }
+  take_acks(*r);
+  take_slots(*r);
+  if (r->desync_tick != 0 && (desync_tick_ == 0 || r->desync_tick < desync_tick_)) desync_tick_ = r->desync_tick;
+}
+
+bool PeerProtocol::take_tick(std::uint64_t tick, std::span<const std::byte> others) {
+  const std::uint32_t bytes = parameters_.input_bytes;
+  tick_scratch_.clear();
+  std::size_t at = 0;
+  const bool omitted = parameters_.slot != k_no_slot && parameters_.players > 1;
+  for (std::uint32_t p = 0; p < parameters_.players; ++p) {
+    if (p != parameters_.slot || !omitted) {
+      tick_scratch_.insert(tick_scratch_.end(), others.begin() + static_cast<long>(at), others.begin() + static_cast<long>(at + bytes));
+      at += bytes;
+    } else if (tick < own_first_) {  // ticks 1 … D
+      tick_scratch_.insert(tick_scratch_.end(), config_.neutral_input.begin(), config_.neutral_input.end());
+    } else if (tick <= own_through_ && tick - own_first_ < own_.size() / bytes) {
+      const auto from = own_.begin() + static_cast<long>((tick - own_first_) * bytes);
+      tick_scratch_.insert(tick_scratch_.end(), from, from + bytes);
+    } else {
+      drop(DropReason::malformed);  // the host relayed a tick of ours we never produced
+      return false;
+    }
+  }
+  ticks_.append(tick_scratch_);
+  return true;
+}
+
+void PeerProtocol::take_acks(const Relay& r) {
+  const std::uint32_t bytes = parameters_.input_bytes;
+  if (parameters_.slot != k_no_slot && r.input_ack >= first_unacked_) {
+    first_unacked_ = std::min(r.input_ack, own_through_) + 1;
+  }
+  // Own inputs are kept until the host holds them and their tick is in the log.
+  const std::uint64_t keep_from = std::min(first_unacked_, ticks_.known_through() + 1);
+  if (keep_from > own_first_) {
+    const std::uint64_t drop_ticks = std::min<std::uint64_t>(keep_from - own_first_, own_.size() / bytes);
+    own_.erase(own_.begin(), own_.begin() + static_cast<long>(drop_ticks * bytes));
+    own_first_ += drop_ticks;
+  }
+  hash_acked_ = std::max(hash_acked_, std::min(r.hash_ack, own_tick_));
+}
+
+void PeerProtocol::take_slots(const Relay& r) {
+  if (!r.slots_version || *r.slots_version <= slots_version_) return;
+  for (std::uint32_t p = 0; p < parameters_.players; ++p) {
+    const SlotStatus& now = r.slots[p];
+    const SlotStatus& before = slots_[p];
+    if (now.state == before.state) continue;
+    const auto slot = static_cast<std::uint8_t>(p);
+    if (now.state == SlotState::interrupted) emit(make_event(EventKind::interrupted, slot));
+    if (now.state == SlotState::gone) emit(make_event(EventKind::gone, slot, now.neutral_from_tick));
+    if (now.state == SlotState::active && before.state == SlotState::interrupted) emit(make_event(EventKind::resumed, slot));
+  }
+  slots_ = r.slots;
+  slots_version_ = *r.slots_version;
+}
+
+// --- Own inputs and hashes ------------------------------------------------------------------
+
+void PeerProtocol::add_local_input(std::uint64_t tick, std::span<const std::byte> input) {
+  if (parameters_.slot == k_no_slot || tick != own_through_ + 1 || input.size() != parameters_.input_bytes) return;
+  own_.insert(own_.end(), input.begin(), input.end());
+  ++own_through_;
+  urgent_ = true;
+}
+
+void PeerProtocol::on_stepped(std::uint64_t tick, std::uint64_t hash) { note_own_hash(tick, hash); }
+
+// --- Time -----------------------------------------------------------------------------------
+
+void PeerProtocol::poll(Instant now) {
+  if (state_ == PeerState::ended) return;
+  if (state_ < PeerState::welcomed) {
+    if (now - asked_at_ > config_.timeout_after) {
+      if (!advisory_refusal_.empty()) return stop(Outcome::refused, EventKind::refused, advisory_refusal_);
+      return stop(Outcome::network_failed, EventKind::network_failed,
+                  "no answer from the host at " + endpoint_text(config_.host));
+    }
+    if (now >= next_send_) send_hello(now);
+    return;
+  }
+  if (desync_tick_ != 0) return stop(Outcome::desync, EventKind::desync, {});
+  // A host that has gone (or said goodbye) ends the session here, unless every tick is already
+  // in hand and this participant can finish on its own.
+  if ((now - last_heard_ > config_.timeout_after || host_left_) && ticks_.known_through() < parameters_.end_tick) {
+    return stop(Outcome::network_failed, EventKind::network_failed,
+                (host_left_ ? std::string("the host ended the session")
+                            : "the host is gone (silent for " + std::to_string(config_.timeout_after.count()) + " ms)") +
+                    " at tick " + std::to_string(own_tick_));
+  }
+  if (send_due(now)) {
+    send_update(now);
+    // With each new input (about once a tick), and every two ticks when there is none.
+    sent(now, now + (start_at_ ? 2 * tick_period() : k_welcomed_send_every));
+  }
+  if (own_tick_ < parameters_.end_tick) return;
+  if (finished_since_ == Instant{0}) finished_since_ = now;
+  // Stay until the host holds every hash (so it can check the last ticks too), briefly.
+  if (hash_acked_ >= parameters_.end_tick || parameters_.slot == k_no_slot || host_left_ ||
+      now - finished_since_ > config_.linger) {
+    say_goodbye();
+    stop(Outcome::finished, EventKind::finished, {});
+  }
+}
+
+Instant PeerProtocol::next_wakeup() const { return state_ == PeerState::ended ? Instant::max() : send_wakeup(); }
+
+void PeerProtocol::send_hello(Instant now) {
+  write_hello(outbox_.next(config_.host), header(MessageType::hello, 0, 0), {config_.role, config_.nonce, cookie_});
+  sent(now, now + config_.hello_every);
+}
+
+void PeerProtocol::send_update(Instant now) {
+  Update u;
+  u.relay_ack = ticks_.known_through();
+  u.slots_ack = slots_version_;
+  const std::uint32_t bytes = parameters_.input_bytes;
+  if (parameters_.slot != k_no_slot) {
+    if (own_through_ >= first_unacked_) {
+      const std::uint64_t count = std::min<std::uint64_t>(own_through_ - first_unacked_ + 1, k_max_ticks_per_datagram);
+      u.inputs_first_tick = first_unacked_;
+      u.inputs = std::span<const std::byte>(own_).subspan(static_cast<std::size_t>(first_unacked_ - own_first_) * bytes,
+                                                          static_cast<std::size_t>(count) * bytes);
+    }
+    u.hashes_first_tick = hash_acked_ + 1;
+    for (std::uint64_t t = hash_acked_ + 1; t <= own_tick_ && u.hash_count < k_max_ticks_per_datagram; ++t) {
+      u.hashes[u.hash_count++] = own_hash(t);
+    }
+  }
+  if (sends_++ % 8 == 0) u.timing = rtt_.outgoing(now);
+  write_update(outbox_.next(config_.host), header(MessageType::update, connection_, token_), u, bytes);
+}
+
+void PeerProtocol::say_goodbye() {
+  for (int i = 0; i < 3; ++i) {  // three times: a goodbye lost is a timeout for everyone else
+    write_bye(outbox_.next(config_.host), header(MessageType::bye, connection_, token_), {own_tick_});
+  }
+}
+
+void PeerProtocol::leave(Instant) {
+  if (state_ == PeerState::ended) return;
+  if (state_ >= PeerState::welcomed) say_goodbye();
+  stop(Outcome::finished, EventKind::left, {});
+}
+
+void PeerProtocol::stop(Outcome outcome, EventKind kind, std::string message) {
+  if (state_ == PeerState::ended) return;
+  state_ = PeerState::ended;
+  ProtocolEvent event = make_event(kind, parameters_.slot, kind == EventKind::desync ? desync_tick_ : own_tick_);
+  event.text = message;
+  emit(std::move(event));
+  end(outcome, std::move(message));
+}
+
+}  // namespace lockstep::net

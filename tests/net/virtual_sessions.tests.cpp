@@ -1,0 +1,573 @@
+// Whole networked sessions in one process, on the in-memory network and virtual time: a program's
+// own loop, the handshake's checks, the attacks and accidents the protocol must survive, and the
+// wire's size. Each case names a behaviour that an earlier network layer got wrong.
+
+#include <catch2/catch.hpp>
+
+#include <sys/resource.h>
+
+#include <csignal>
+#include <filesystem>
+#include <string>
+
+#include "lockstep/engine/bot.hpp"
+#include "lockstep/engine/rng.hpp"
+#include "lockstep/engine/world.hpp"
+#include "lockstep/net/virtual_network.hpp"
+#include "lockstep/net/wire.hpp"
+#include "process.hpp"
+#include "virtual_sessions.hpp"
+#include "walker_sim.hpp"
+
+using namespace lockstep;
+using lockstep::testing::VirtualSessions;
+using lockstep::testing::WalkerConfig;
+using lockstep::testing::WalkerInput;
+using lockstep::testing::WalkerSim;
+using net::Instant;
+using net::Outcome;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+namespace {
+
+WalkerInput walker_input(std::uint32_t slot, std::uint64_t tick) {
+  Rng rng(tick * 31 + slot);
+  return WalkerInput{static_cast<std::int8_t>(static_cast<int>(rng.below(3)) - 1)};
+}
+
+net::HostConfig host_config(std::uint64_t ticks, std::uint32_t delay = 2) {
+  net::HostConfig h;
+  h.end_tick = ticks;
+  h.input_delay = delay;
+  h.timeout_after = milliseconds(3000);
+  h.secret = 0x5EC12E7;
+  return h;
+}
+
+net::JoinConfig join_config() {
+  net::JoinConfig j;
+  j.timeout_after = milliseconds(3000);
+  return j;
+}
+
+/// The same simulation under another name, compatibility id, or configuration rule.
+struct RenamedWalkers : WalkerSim {
+  static constexpr std::string_view k_name = "lockstep.test.other";
+  static Result<RenamedWalkers> create(const WalkerConfig& c, std::uint64_t seed) {
+    Result<WalkerSim> w = WalkerSim::create(c, seed);
+    if (!w) return w.error();
+    RenamedWalkers r;
+    static_cast<WalkerSim&>(r) = w.value();
+    return r;
+  }
+};
+struct WalkersV2 : WalkerSim {
+  static std::uint64_t compatibility_id() { return 2; }
+  static Result<WalkersV2> create(const WalkerConfig& c, std::uint64_t seed) {
+    Result<WalkerSim> w = WalkerSim::create(c, seed);
+    if (!w) return w.error();
+    WalkersV2 r;
+    static_cast<WalkerSim&>(r) = w.value();
+    return r;
+  }
+};
+struct BigRingWalkers : WalkerSim {
+  static Result<BigRingWalkers> create(const WalkerConfig& c, std::uint64_t seed) {
+    if (c.ring < 5000) return fail("this build wants a ring of at least 5000 places");
+    Result<WalkerSim> w = WalkerSim::create(c, seed);
+    if (!w) return w.error();
+    BigRingWalkers r;
+    static_cast<WalkerSim&>(r) = w.value();
+    return r;
+  }
+};
+
+/// A raw socket that speaks the protocol by hand.
+struct RawJoiner {
+  std::unique_ptr<net::VirtualSocket> socket;
+  std::vector<std::vector<std::byte>> received;
+  void send(const std::vector<std::byte>& d) { socket->send(VirtualSessions<WalkerSim>::address(0), d); }
+  void drain() {
+    net::Endpoint from;
+    std::vector<std::byte> d;
+    while (socket->receive(from, d)) received.push_back(d);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a program runs a networked session from its own loop and reads the state between ticks",
+          "[net][session][loop]") {
+  // The loop of the README, written out: no helper drives it.
+  net::VirtualNetwork network;
+  const net::Endpoint host_at = VirtualSessions<WalkerSim>::address(0);
+  auto host_socket = network.open(host_at, {});
+  auto peer_socket = network.open(VirtualSessions<WalkerSim>::address(1), {});
+  Result<net::Session<WalkerSim>> host = net::Session<WalkerSim>::host({2, 101}, 77, host_config(150), Instant{0});
+  REQUIRE(host.ok());
+  net::JoinConfig join = join_config();
+  join.host = host_at;
+  join.nonce = 42;
+  net::Session<WalkerSim> peer = net::Session<WalkerSim>::join(join, Instant{0}).value();
+
+  // The peer re-simulates every tick it is given from the inputs alone, and compares the state it
+  // reads from the session between ticks.
+  std::optional<WalkerSim> shadow;
+  std::uint64_t checked = 0;
+  double lowest_alpha = 1.0;
+  double highest_alpha = 0.0;
+  std::vector<std::byte> datagram;
+  net::Endpoint from;
+  for (Instant now{0}; now < seconds(10) && !(host->ended() && peer.ended()); now += milliseconds(4)) {
+    network.advance_to(now);
+    for (auto [session, socket] : {std::pair{&host.value(), host_socket.get()}, std::pair{&peer, peer_socket.get()}}) {
+      while (socket->receive(from, datagram)) session->receive(from, datagram, now);
+      session->update(now);
+      for (;;) {
+        if (const std::optional<std::uint64_t> tick = session->input_wanted()) {
+          session->add_local_input(walker_input(session->parameters().slot, *tick));
+        }
+        if (!session->step_ready()) break;
+        REQUIRE(session->step().ok());
+        if (session != &peer) continue;
+        if (!shadow) shadow = WalkerSim::create({2, 101}, 77).value();
+        std::vector<WalkerInput> inputs(2);
+        const std::span<const std::byte> raw = peer.protocol().ticks().inputs_of(peer.tick());
+        for (std::size_t p = 0; p < 2; ++p) inputs[p] = *WalkerInput::from_bytes(std::span<const std::byte, 1>(raw.data() + p, 1));
+        REQUIRE(shadow->step(inputs).ok());
+        REQUIRE(peer.state() != nullptr);
+        CHECK(peer.state()->position(0) == shadow->position(0));
+        CHECK(peer.state()->position(1) == shadow->position(1));
+        ++checked;
+      }
+      session->send_all(*socket);
+      if (session == &peer && peer.tick() > 0 && !peer.ended()) {
+        lowest_alpha = std::min(lowest_alpha, peer.alpha());
+        highest_alpha = std::max(highest_alpha, peer.alpha());
+      }
+    }
+  }
+  REQUIRE(host->ended());
+  REQUIRE(peer.ended());
+  CHECK(host->result()->outcome == Outcome::finished);
+  CHECK(peer.result()->outcome == Outcome::finished);
+  CHECK(checked == 150);
+  CHECK(peer.result()->hash == host->result()->hash);
+  CHECK(lowest_alpha >= 0.0);
+  CHECK(highest_alpha < 1.0);
+  CHECK(highest_alpha > lowest_alpha);  // the display really falls between ticks
+}
+
+TEST_CASE("a host, players and a spectator agree through loss, duplication, reordering and delay",
+          "[net][session]") {
+  VirtualSessions<WalkerSim> group;
+  net::NetSimConfig bad;
+  bad.loss = 0.2;
+  bad.duplicate = 0.1;
+  bad.reorder = 0.1;
+  bad.delay_ms = 40;
+  bad.jitter_ms = 20;
+  REQUIRE(group.host({3, 1000}, 5, host_config(600, 6), bad, walker_input).ok());
+  for (std::uint64_t i = 1; i <= 3; ++i) {
+    bad.seed = i + 1;
+    group.join(i <= 2 ? net::Role::player : net::Role::spectator, join_config(), bad, walker_input);
+  }
+  REQUIRE(group.run(seconds(60)));
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    INFO("participant " << i << ": " << group[i].session->result()->message);
+    CHECK(group[i].session->result()->outcome == Outcome::finished);
+    CHECK(group[i].hashes.size() == 600);
+  }
+  CHECK(group.agree());
+}
+
+TEST_CASE("the tick rate travels in the welcome and every participant paces by it", "[net][session]") {
+  VirtualSessions<WalkerSim> group;
+  net::HostConfig host = host_config(60);
+  host.tick_rate_hz = 20;
+  REQUIRE(group.host({2, 1000}, 5, host, {}, walker_input).ok());
+  group.join(net::Role::player, join_config(), {}, walker_input);
+  Instant peer_finished{0};
+  REQUIRE(group.run(seconds(30), [&](Instant now) {
+    if (group[1].session->ended() && peer_finished == Instant{0}) peer_finished = now;
+  }));
+  CHECK(group[1].session->parameters().tick_rate_hz == 20);
+  CHECK(group[1].session->result()->outcome == Outcome::finished);
+  // 60 ticks at 20 Hz take three seconds after the half-second countdown, not one.
+  CHECK(peer_finished >= milliseconds(3400));
+  CHECK(peer_finished < milliseconds(4500));
+}
+
+TEST_CASE("a joiner of another simulation is refused on its own side with the reason, and frees the slot",
+          "[net][session][handshake]") {
+  auto refused = [](auto joiner_tag, const char* why) {
+    using Joiner = typename decltype(joiner_tag)::type;
+    net::VirtualNetwork network;
+    auto host_socket = network.open(VirtualSessions<WalkerSim>::address(0), {});
+    auto peer_socket = network.open(VirtualSessions<WalkerSim>::address(1), {});
+    Result<net::Session<WalkerSim>> host = net::Session<WalkerSim>::host({2, 1000}, 5, host_config(100), Instant{0});
+    REQUIRE(host.ok());
+    net::JoinConfig join = join_config();
+    join.host = VirtualSessions<WalkerSim>::address(0);
+    join.nonce = 9;
+    net::Session<Joiner> peer = net::Session<Joiner>::join(join, Instant{0}).value();
+    bool slot_freed = false;
+    for (Instant now{0}; now < seconds(2) && !peer.ended(); now += milliseconds(5)) {
+      network.advance_to(now);
+      host->run_frame(*host_socket, now, [](std::uint64_t) { return WalkerInput{}; }, [] {});
+      peer.run_frame(*peer_socket, now, [](std::uint64_t) { return typename Joiner::Input{}; }, [] {});
+      for (net::ProtocolEvent e; host->poll_event(e);) slot_freed |= e.kind == net::EventKind::left_before_start && e.by_goodbye;
+    }
+    const Instant settled = network.now() + milliseconds(100);
+    for (Instant now = network.now(); now < settled; now += milliseconds(5)) {
+      network.advance_to(now);
+      host->run_frame(*host_socket, now, [](std::uint64_t) { return WalkerInput{}; }, [] {});
+      for (net::ProtocolEvent e; host->poll_event(e);) slot_freed |= e.kind == net::EventKind::left_before_start && e.by_goodbye;
+    }
+    REQUIRE(peer.ended());
+    CHECK(peer.result()->outcome == Outcome::refused);
+    CHECK_THAT(peer.result()->message, Catch::Contains(why));
+    CHECK(slot_freed);
+    CHECK(host->protocol().slots()[1].state == net::SlotState::waiting);
+    CHECK_FALSE(host->protocol().start_time().has_value());  // nothing starts: no "desync" later
+  };
+  SECTION("another simulation") {
+    refused(std::type_identity<World>{}, "the host runs the simulation 'lockstep.test.walkers', this program 'lockstep.world2d'");
+  }
+  SECTION("another name") { refused(std::type_identity<RenamedWalkers>{}, "this program 'lockstep.test.other'"); }
+  SECTION("another compatibility id") {
+    refused(std::type_identity<WalkersV2>{}, "has compatibility id 0000000000000001, this program's 0000000000000002");
+  }
+  SECTION("a configuration this build rejects") {
+    refused(std::type_identity<BigRingWalkers>{}, "does not fit this program: this build wants a ring of at least 5000");
+  }
+}
+
+TEST_CASE("before the cookie returns, nothing sent is larger than the datagram that asked", "[net][session][hostile]") {
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({2, 1000}, 5, host_config(100)).ok());
+  RawJoiner raw{group.network().open(VirtualSessions<WalkerSim>::address(9), {}), {}};
+  std::vector<std::size_t> asked;
+  std::vector<std::byte> hello;
+  net::write_hello(hello, {net::MessageType::hello, 0, 0, 1}, {net::Role::player, 77, 0});
+  // A hello of this version without a cookie, and of other versions at every length.
+  for (std::size_t n = 4; n <= hello.size(); ++n) {
+    std::vector<std::byte> other(hello.begin(), hello.begin() + static_cast<long>(n));
+    other[2] = std::byte{9};  // protocol version 9
+    raw.send(other);
+    asked.push_back(n);
+  }
+  raw.send(hello);
+  group.run(milliseconds(200));
+  raw.drain();
+  REQUIRE(!raw.received.empty());
+  for (const std::vector<std::byte>& answer : raw.received) CHECK(answer.size() <= net::k_hello_bytes);
+  // Refusals of the other version go only to hellos at least as large as the refusal.
+  std::vector<std::byte> refusal;
+  net::write_refuse(refusal, {net::MessageType::refuse, 0, 0, 1}, {net::RefuseReason::version, net::k_protocol_version, 0, {}});
+  std::size_t refusals = 0;
+  for (const std::vector<std::byte>& answer : raw.received) {
+    const net::Decoded<net::Header> h = net::read_header(answer);
+    if (h && h->type == net::MessageType::refuse) {
+      ++refusals;
+      CHECK(net::read_refuse(answer)->reason == net::RefuseReason::version);
+    }
+  }
+  const auto count_from = [&](std::size_t least) {
+    return static_cast<std::size_t>(std::count_if(asked.begin(), asked.end(), [&](std::size_t n) { return n >= least; }));
+  };
+  CHECK(refusals == count_from(refusal.size()));
+  CHECK(group[0].session->protocol().drops()[net::DropReason::bad_version] == count_from(net::k_header_bytes));
+  CHECK(group[0].session->protocol().drops()[net::DropReason::short_datagram] == asked.size() - count_from(net::k_header_bytes));
+}
+
+TEST_CASE("no single datagram, not even a sequence number from the token's holder, locks a player out",
+          "[net][session][hostile]") {
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({2, 1000}, 5, host_config(300), {}, walker_input).ok());
+  group.join(net::Role::player, join_config(), {}, walker_input);
+  // An eavesdropper at the peer's own address sees its welcome, and with it the connection and
+  // the token; it sends one datagram with the sequence number as far ahead as it goes.
+  RawJoiner spy{group.network().open(VirtualSessions<WalkerSim>::address(1), {}), {}};
+  bool sent = false;
+  REQUIRE(group.run(seconds(20), [&](Instant) {
+    spy.drain();
+    if (sent || group[1].session->tick() < 100) return;
+    for (const auto& d : spy.received) {
+      const net::Decoded<net::Header> h = net::read_header(d);
+      if (!h || h->type != net::MessageType::relay) continue;
+      std::vector<std::byte> forged;
+      net::Update u;
+      u.relay_ack = 1;
+      net::write_update(forged, {net::MessageType::update, h->connection, h->token, static_cast<std::uint16_t>(h->sequence + 0x7FFF)}, u, 1);
+      spy.send(forged);
+      sent = true;
+      break;
+    }
+  }));
+  REQUIRE(sent);
+  CHECK(group[0].session->result()->outcome == Outcome::finished);
+  CHECK(group[1].session->result()->outcome == Outcome::finished);
+  CHECK(group[1].hashes.size() == 300);
+  CHECK(group.agree());
+  CHECK(group[0].session->protocol().slots()[1].state == net::SlotState::active);
+}
+
+TEST_CASE("two peers behind one address get two slots, and a peer whose port changes keeps its own",
+          "[net][session][handshake]") {
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({3, 1000}, 5, host_config(240), {}, walker_input).ok());
+  const net::Endpoint shared = VirtualSessions<WalkerSim>::address(5, 9999);
+  group.join(net::Role::player, join_config(), {}, walker_input, shared);
+  group.join(net::Role::player, join_config(), {}, walker_input, shared);
+  bool moved = false;
+  REQUIRE(group.run(seconds(20), [&](Instant) {
+    if (!moved && group[1].session->tick() >= 120) {  // a NAT rebinds the first one's port
+      group[1].socket->rebind(VirtualSessions<WalkerSim>::address(5, 10001));
+      moved = true;
+    }
+  }));
+  REQUIRE(moved);
+  CHECK(group[1].session->parameters().slot != group[2].session->parameters().slot);
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO("participant " << i);
+    CHECK(group[i].session->result()->outcome == Outcome::finished);
+    CHECK(group[i].hashes.size() == 240);
+  }
+  CHECK(group.agree());
+  for (std::uint8_t slot = 0; slot < 3; ++slot) CHECK(group[0].session->protocol().slots()[slot].state == net::SlotState::active);
+}
+
+TEST_CASE("spectators and a relay host report the ticks they are behind, not stalls; players on a clean "
+          "network do not stall",
+          "[net][session][stats]") {
+  VirtualSessions<WalkerSim> group;
+  net::HostConfig host = host_config(300, 2);
+  host.relay = true;
+  REQUIRE(group.host({2, 1000}, 5, host, {}, walker_input).ok());
+  group.join(net::Role::player, join_config(), {}, walker_input);
+  group.join(net::Role::player, join_config(), {}, walker_input);
+  group.join(net::Role::spectator, join_config(), {}, walker_input);
+  REQUIRE(group.run(seconds(20)));
+  for (const std::size_t unpaced : {std::size_t{0}, std::size_t{3}}) {
+    const net::NetStats s = group[unpaced].session->stats();
+    CHECK_FALSE(s.paced);
+    CHECK(s.stall_ticks == 0);
+    CHECK(s.behind_ticks <= 4);
+  }
+  for (const std::size_t player : {std::size_t{1}, std::size_t{2}}) {
+    const net::NetStats s = group[player].session->stats();
+    CHECK(s.paced);
+    CHECK(s.stall_ticks == 0);
+    CHECK(s.ticks == 300);
+  }
+  CHECK(group.agree());
+}
+
+TEST_CASE("at most 32 bytes of payload per tick each way and a datagram a tick, 4 players with hashes every "
+          "tick",
+          "[net][session][wire]") {
+  VirtualSessions<World> group;
+  WorldConfig config = default_world_config(Scene::arena);
+  config.players = 4;
+  config.arena.bodies = 40;
+  auto bot = [] {
+    return [bot = std::optional<Bot>()](std::uint32_t slot, std::uint64_t) mutable {
+      if (!bot) bot.emplace(3, slot);
+      return bot->next();
+    };
+  };
+  REQUIRE(group.host(config, 3, host_config(1200), {}, bot()).ok());
+  for (int i = 0; i < 3; ++i) group.join(net::Role::player, join_config(), {}, bot());
+  REQUIRE(group.run(seconds(60)));
+  for (std::size_t i = 1; i < 4; ++i) {
+    const net::NetStats s = group[i].session->stats();
+    INFO("peer " << i << ": " << net::stats_json(s));
+    CHECK(s.ticks == 1200);
+    CHECK(static_cast<double>(s.bytes_sent) / 1200.0 <= 32.0);
+    CHECK(static_cast<double>(s.bytes_received) / 1200.0 <= 32.0);
+    CHECK(s.datagrams_sent <= 1200 + 60);      // one a tick, and the handshake and the end
+    CHECK(s.datagrams_received <= 1200 + 60);
+  }
+  CHECK(group.agree());
+}
+
+TEST_CASE("a perturbed peer stops everyone at the desync tick with evidence", "[net][session][desync]") {
+  lockstep::testing::TempDir dir;
+  VirtualSessions<WalkerSim> group;
+  net::HostConfig host = host_config(300);
+  host.evidence_dir = dir.path();
+  REQUIRE(group.host({2, 1000}, 5, host, {}, walker_input).ok());
+  net::JoinConfig join = join_config();
+  join.evidence_dir = dir.path();
+  group.join(net::Role::player, join, {}, walker_input);
+  group.join(net::Role::spectator, join, {}, walker_input);
+  group[1].session->debug_perturb(120, [](WalkerSim& sim) {
+    std::vector<WalkerInput> push = {WalkerInput{1}, WalkerInput{1}};
+    (void)sim.step(push);  // one extra step: a state no one else has
+  });
+  REQUIRE(group.run(seconds(20)));
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO("participant " << i);
+    const net::SessionResult& r = *group[i].session->result();
+    CHECK(r.outcome == Outcome::desync);
+    CHECK(r.desync_tick == 120);
+    CHECK(std::filesystem::exists(r.evidence + "/replay.lsr"));
+    CHECK(std::filesystem::exists(r.evidence + "/state.snapshot"));
+  }
+}
+
+TEST_CASE("departures: a killed peer is gone after the timeout, one that leaves is gone at once, and a "
+          "vanished host fails its peers",
+          "[net][session][departure]") {
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({3, 1000}, 5, host_config(600), {}, walker_input).ok());
+  group.join(net::Role::player, join_config(), {}, walker_input);
+  group.join(net::Role::player, join_config(), {}, walker_input);
+  Instant left_at{0};
+  Instant killed_at{0};
+  std::vector<std::pair<Instant, net::ProtocolEvent>> host_events;
+  SECTION("a peer killed, another leaving") {
+    REQUIRE(group.run(seconds(30), [&](Instant now) {
+      if (killed_at == Instant{0} && group[1].session->tick() >= 100) {
+        group.kill(1);
+        killed_at = now;
+      }
+      if (left_at == Instant{0} && group[2].session->tick() >= 300) {
+        group[2].session->leave(now);
+        left_at = now;
+      }
+    }));
+    CHECK(group[0].session->result()->outcome == Outcome::finished);
+    CHECK(group[0].hashes.size() == 600);
+    CHECK(group[2].session->result()->outcome == Outcome::finished);
+    CHECK(group.agree());
+    const net::SlotTable& slots = group[0].session->protocol().slots();
+    CHECK(slots[1].state == net::SlotState::gone);
+    CHECK(slots[2].state == net::SlotState::gone);
+    CHECK(slots[2].neutral_from_tick > slots[1].neutral_from_tick);
+  }
+  SECTION("the host killed") {
+    REQUIRE(group.run(seconds(30), [&](Instant) {
+      if (group[0].socket && group[0].session->tick() >= 100) group.kill(0);
+    }));
+    for (std::size_t i = 1; i < 3; ++i) {
+      CHECK(group[i].session->result()->outcome == Outcome::network_failed);
+      CHECK_THAT(group[i].session->result()->message, Catch::StartsWith("the host is gone (silent for 3000 ms)"));
+    }
+    CHECK(group.agree());
+  }
+}
+
+TEST_CASE("a host that cannot record says goodbye to everyone before it stops", "[net][session][departure]") {
+  lockstep::testing::TempDir dir;
+  VirtualSessions<WalkerSim> group;
+  net::HostConfig host = host_config(2000);
+  host.record = dir.file("host.lsr");
+  REQUIRE(group.host({2, 1000}, 5, host, {}, walker_input).ok());
+  group.join(net::Role::player, join_config(), {}, walker_input);
+  // The disk fills: the file may not grow past what it holds once the session runs.
+  rlimit before{};
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &before) == 0);
+  const auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  bool limited = false;
+  Instant host_ended{0};
+  Instant peer_ended{0};
+  group.run(seconds(30), [&](Instant now) {
+    if (!limited && group[0].session->tick() >= 10) {
+      rlimit full = before;
+      full.rlim_cur = std::filesystem::file_size(dir.file("host.lsr")) + 16;
+      REQUIRE(setrlimit(RLIMIT_FSIZE, &full) == 0);
+      limited = true;
+    }
+    if (group[0].session->ended() && host_ended == Instant{0}) host_ended = now;
+    if (group[1].session->ended() && peer_ended == Instant{0}) peer_ended = now;
+  });
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &before) == 0);
+  std::signal(SIGXFSZ, previous);
+  REQUIRE(group.all_ended());
+  CHECK(group[0].session->result()->outcome == Outcome::network_failed);
+  CHECK_THAT(group[0].session->result()->message, Catch::StartsWith("cannot record"));
+  CHECK(group[1].session->result()->outcome == Outcome::network_failed);
+  CHECK_THAT(group[1].session->result()->message, Catch::StartsWith("the host ended the session"));
+  CHECK(peer_ended - host_ended < milliseconds(500));  // told, not timed out
+}
+
+TEST_CASE("the waiting room: a silent claimant frees its slot, and a host can give up waiting",
+          "[net][session][handshake]") {
+  SECTION("a silent claimant") {
+    VirtualSessions<WalkerSim> group;
+    REQUIRE(group.host({3, 1000}, 5, host_config(100), {}, walker_input).ok());
+    // Someone completes the handshake by hand, takes slot 1, and says nothing more.
+    RawJoiner squatter{group.network().open(VirtualSessions<WalkerSim>::address(8), {}), {}};
+    std::vector<std::byte> d;
+    net::write_hello(d, {net::MessageType::hello, 0, 0, 1}, {net::Role::player, 5, 0});
+    squatter.send(d);
+    group.run(milliseconds(50));
+    squatter.drain();
+    REQUIRE(!squatter.received.empty());
+    const std::uint64_t cookie = net::read_challenge(squatter.received.back())->cookie;
+    net::write_hello(d, {net::MessageType::hello, 0, 0, 2}, {net::Role::player, 5, cookie});
+    squatter.send(d);
+    group.run(milliseconds(100));
+    CHECK(group[0].session->protocol().slots()[1].state == net::SlotState::active);
+    group.run(milliseconds(3500));  // longer than the timeout: the slot is free again
+    CHECK(group[0].session->protocol().slots()[1].state == net::SlotState::waiting);
+    group.join(net::Role::player, join_config(), {}, walker_input);
+    group.join(net::Role::player, join_config(), {}, walker_input);
+    REQUIRE(group.run(seconds(20)));
+    for (std::size_t i = 1; i < 3; ++i) CHECK(group[i].session->result()->outcome == Outcome::finished);
+    CHECK(group[1].session->parameters().slot == 1);
+    CHECK(group.agree());
+  }
+  SECTION("a host that gives up") {
+    VirtualSessions<WalkerSim> group;
+    net::HostConfig host = host_config(100);
+    host.wait_timeout = seconds(2);
+    REQUIRE(group.host({3, 1000}, 5, host, {}, walker_input).ok());
+    group.join(net::Role::player, join_config(), {}, walker_input);
+    REQUIRE(group.run(seconds(10)));
+    CHECK(group[0].session->result()->outcome == Outcome::network_failed);
+    CHECK(group[0].session->result()->message == "gave up waiting for players after 2 s: 2 of 3 slots filled");
+    CHECK(group[1].session->result()->outcome == Outcome::network_failed);
+  }
+}
+
+TEST_CASE("a player that speaks but never sends its inputs is dropped after the timeout, and the others finish",
+          "[net][session][hostile]") {
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({3, 1000}, 5, host_config(300), {}, walker_input).ok());
+  group.join(net::Role::player, join_config(), {}, walker_input);
+  RawJoiner mute{group.network().open(VirtualSessions<WalkerSim>::address(8), {}), {}};
+  std::vector<std::byte> d;
+  net::write_hello(d, {net::MessageType::hello, 0, 0, 1}, {net::Role::player, 5, 0});
+  mute.send(d);
+  std::optional<net::Header> welcome;
+  std::uint16_t sequence = 2;
+  Instant last_update{0};
+  REQUIRE(group.run(seconds(30), [&](Instant now) {
+    mute.drain();
+    for (const auto& got : mute.received) {
+      const net::Decoded<net::Header> h = net::read_header(got);
+      if (!h) continue;
+      if (h->type == net::MessageType::challenge && !welcome) {
+        net::write_hello(d, {net::MessageType::hello, 0, 0, sequence++}, {net::Role::player, 5, net::read_challenge(got)->cookie});
+        mute.send(d);
+      }
+      if (h->type == net::MessageType::welcome) welcome = h.value;
+    }
+    mute.received.clear();
+    if (welcome && now - last_update >= milliseconds(100)) {  // alive, acknowledging, never an input
+      net::write_update(d, {net::MessageType::update, welcome->connection, welcome->token, sequence++}, net::Update{}, 1);
+      mute.send(d);
+      last_update = now;
+    }
+  }));
+  REQUIRE(welcome.has_value());
+  CHECK(group[0].session->result()->outcome == Outcome::finished);
+  CHECK(group[1].session->result()->outcome == Outcome::finished);
+  CHECK(group[1].hashes.size() == 300);
+  CHECK(group.agree());
+  CHECK(group[0].session->protocol().slots()[welcome->connection == 1 ? 1 : 2].state == net::SlotState::gone);
+}

@@ -1,0 +1,436 @@
+#include "scenario.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include <boost/asio/ip/address.hpp>
+
+#include "lockstep/engine/bot.hpp"
+#include "lockstep/engine/rng.hpp"
+#include "lockstep/engine/world.hpp"
+#include "lockstep/net/session.hpp"
+#include "lockstep/net/virtual_network.hpp"
+
+namespace lockstep::netsim {
+namespace {
+
+using net::Instant;
+using net::Outcome;
+using std::chrono::milliseconds;
+
+constexpr std::uint32_t k_short_trouble_ms = 1300;  ///< well under the timeout: harmless
+constexpr std::uint32_t k_long_trouble_ms = k_timeout_ms + 1500;  ///< well over it: someone is gone
+
+const char* trouble_name(Trouble t) {
+  switch (t) {
+    case Trouble::none: return "none";
+    case Trouble::partition: return "partition";
+    case Trouble::outage: return "outage";
+    case Trouble::freeze: return "freeze";
+    case Trouble::kill: return "kill";
+    case Trouble::leave: return "leave";
+  }
+  return "?";
+}
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::finished: return "finished";
+    case Outcome::desync: return "desync";
+    case Outcome::refused: return "refused";
+    case Outcome::network_failed: return "network failed";
+  }
+  return "?";
+}
+
+net::NetSimConfig random_faults(Rng& rng) {
+  net::NetSimConfig f;
+  const std::uint32_t band = rng.below(10);
+  if (band >= 4) f.loss = rng.next_unit() * (band <= 6 ? 0.05 : band <= 8 ? 0.20 : 0.50);
+  if (rng.below(4) == 0) f.duplicate = rng.next_unit() * 0.2;
+  if (rng.below(4) == 0) f.reorder = rng.next_unit() * 0.2;
+  f.delay_ms = rng.below(3) == 0 ? rng.below(301) : rng.below(40);
+  if (rng.below(3) == 0) f.jitter_ms = rng.below(51);
+  f.seed = rng.next_u64();
+  return f;
+}
+
+/// Who may end how, given the trouble: the documented outcomes.
+std::set<Outcome> allowed_outcomes(const Scenario& s, std::uint32_t who) {
+  const std::set<Outcome> finished = {Outcome::finished};
+  const std::set<Outcome> finished_or_failed = {Outcome::finished, Outcome::network_failed};
+  const bool long_trouble = s.trouble_ms >= k_long_trouble_ms;
+  switch (s.trouble) {
+    case Trouble::none: return finished;
+    case Trouble::kill:
+    case Trouble::leave:
+      if (who == s.victim) return finished;  // a killed participant is not checked
+      return s.victim == 0 ? finished_or_failed : finished;
+    case Trouble::partition:
+    case Trouble::outage:
+    case Trouble::freeze:
+      if (!long_trouble) return finished;
+      if (s.victim == 0) return who == 0 ? finished : finished_or_failed;
+      return who == s.victim ? finished_or_failed : finished;
+  }
+  return finished;
+}
+
+WorldConfig world_for(const Scenario& s) {
+  WorldConfig config = default_world_config(Scene::arena);
+  config.players = s.players;
+  config.arena.bodies = 12;
+  config.arena.ropes = 1;
+  config.arena.rope_links = 4;
+  config.arena.spring_pairs = 2;
+  config.substeps = 2;
+  return config;
+}
+
+std::string protocol_state(const net::LockstepProtocol& protocol) {
+  std::string out;
+  if (const auto* host = dynamic_cast<const net::HostProtocol*>(&protocol)) {
+    out = ", holds";
+    for (std::uint32_t p = 0; p < host->parameters().players; ++p) out += " " + std::to_string(host->held_through(static_cast<std::uint8_t>(p)));
+  } else if (const auto* peer = dynamic_cast<const net::PeerProtocol*>(&protocol)) {
+    out = ", given " + std::to_string(peer->inputs_given()) + ", acked " + std::to_string(peer->inputs_acked());
+  }
+  return out;
+}
+
+/// One participant: its socket, its session, its bot, and what the checks need afterwards.
+struct Participant {
+  std::unique_ptr<net::VirtualSocket> socket;
+  std::optional<net::Session<World>> session;
+  std::optional<Bot> bot;
+  std::uint32_t frame_us = 10'000;
+  Instant next_frame{0};
+  Instant join_at{0};
+  bool joined = false;
+  bool killed = false;
+  bool left = false;
+  std::vector<std::uint64_t> hashes;  ///< of ticks 1, 2, …
+  std::optional<Instant> ended_at;
+};
+
+class Run {
+ public:
+  Run(const Scenario& s, std::vector<std::string>* trace) : s_(s), trace_(trace), config_(world_for(s)) {}
+
+  ScenarioReport go();
+
+ private:
+  void join(std::uint32_t i, Instant now);
+  void pump(std::uint32_t i, Instant now);
+  void begin_trouble(Instant start);
+  [[nodiscard]] bool frozen(std::uint32_t i, Instant now) const;
+  [[nodiscard]] bool all_ended() const;
+  [[nodiscard]] Instant next_event(Instant now) const;
+  void check(ScenarioReport& report) const;
+  void note(const std::string& line) {
+    if (trace_ != nullptr) trace_->push_back(line);
+  }
+  static net::Endpoint address_of(std::uint32_t i) {
+    return {boost::asio::ip::make_address_v4(0x0A000001u + i), static_cast<std::uint16_t>(i == 0 ? 7777 : 40000 + i)};
+  }
+
+  const Scenario& s_;
+  std::vector<std::string>* trace_;
+  WorldConfig config_;
+  net::VirtualNetwork network_;
+  std::vector<Participant> p_;
+  std::optional<Instant> trouble_begin_;
+  std::size_t most_in_flight_ = 0;
+};
+
+ScenarioReport Run::go() {
+  ScenarioReport report;
+  p_.resize(s_.participants());
+  Rng rng(s_.seed ^ 0x5DEECE66Dull);
+  for (std::uint32_t i = 0; i < p_.size(); ++i) {
+    p_[i].frame_us = s_.frame_us[i];
+    // The host first, everyone else within half a second (a spectator arriving after a short
+    // session ended would rightly find no host).
+    p_[i].join_at = i == 0 ? Instant{0} : milliseconds(rng.below(500));
+  }
+  join(0, Instant{0});
+  if (p_[0].session->ended()) {
+    report.ok = false;
+    report.failure = "the host could not start: " + p_[0].session->result()->message;
+    return report;
+  }
+  const Instant limit = milliseconds(20'000 + 3 * s_.ticks * s_.expected_tick_us() / 1000 + 4 * k_timeout_ms);
+  Instant now{0};
+  for (;;) {
+    if (now > limit) {
+      report.ok = false;
+      report.failure = "hung: not every participant ended within " + std::to_string(limit.count() / 1'000'000) + " s";
+      for (std::uint32_t i = 0; i < p_.size(); ++i) {
+        const Participant& p = p_[i];
+        if (!p.session) continue;
+        const net::NetStats st = p.session->stats();
+        note("participant " + std::to_string(i) + ": tick " + std::to_string(p.session->tick()) + ", known " +
+             std::to_string(p.session->protocol().ticks().known_through()) + ", ended " +
+             std::to_string(p.session->ended()) + ", sent " + std::to_string(st.datagrams_sent) + ", received " +
+             std::to_string(st.datagrams_received) + ", dropped " + std::to_string(st.dropped.total()) +
+             ", stalls " + std::to_string(st.stall_ticks) + ", wanted " +
+             std::to_string(p.session->input_wanted().value_or(0)) + protocol_state(p.session->protocol()));
+      }
+      break;
+    }
+    network_.advance_to(now);
+    most_in_flight_ = std::max(most_in_flight_, network_.in_flight());
+    if (!trouble_begin_ && p_[0].session->protocol().start_time()) begin_trouble(*p_[0].session->protocol().start_time());
+    for (std::uint32_t i = 0; i < p_.size(); ++i) {
+      if (!p_[i].joined && now >= p_[i].join_at) join(i, now);
+      pump(i, now);
+    }
+    if (all_ended()) break;
+    now = next_event(now);
+  }
+  report.simulated_seconds = static_cast<double>(now.count()) / 1e6;
+  if (report.ok) check(report);
+  return report;
+}
+
+void Run::join(std::uint32_t i, Instant now) {
+  Participant& p = p_[i];
+  p.joined = true;
+  p.next_frame = now;
+  p.socket = network_.open(address_of(i), s_.faults[i]);
+  if (i == 0) {
+    net::HostConfig host;
+    host.relay = s_.relay;
+    host.end_tick = s_.ticks;
+    host.input_delay = s_.input_delay;
+    host.tick_rate_hz = s_.tick_rate_hz;
+    host.notify_after = milliseconds(k_notify_ms);
+    host.timeout_after = milliseconds(k_timeout_ms);
+    host.secret = s_.seed | 1;
+    Result<net::Session<World>> session = net::Session<World>::host(config_, s_.seed, host, now);
+    if (session) p.session.emplace(std::move(session).value());
+    return;
+  }
+  net::JoinConfig join;
+  join.host = address_of(0);
+  join.role = i <= s_.peers() ? net::Role::player : net::Role::spectator;
+  join.timeout_after = milliseconds(k_timeout_ms);
+  join.nonce = s_.seed * 1000 + i;
+  p.session.emplace(net::Session<World>::join(join, now).value());
+}
+
+bool Run::frozen(std::uint32_t i, Instant now) const {
+  return s_.trouble == Trouble::freeze && i == s_.victim && trouble_begin_ && now >= *trouble_begin_ &&
+         now < *trouble_begin_ + milliseconds(s_.trouble_ms);
+}
+
+void Run::begin_trouble(Instant start) {
+  trouble_begin_ = start + milliseconds(s_.trouble_at_ms);
+  const Instant end = *trouble_begin_ + milliseconds(s_.trouble_ms);
+  if (s_.trouble == Trouble::partition) network_.cut(address_of(s_.victim), *trouble_begin_, end, true);
+  if (s_.trouble == Trouble::outage) network_.cut(address_of(s_.victim), *trouble_begin_, end, false);
+}
+
+void Run::pump(std::uint32_t i, Instant now) {
+  Participant& p = p_[i];
+  if (!p.joined || p.killed || !p.session || p.session->ended() || frozen(i, now)) return;
+  net::Session<World>& session = *p.session;
+  if (trouble_begin_ && now >= *trouble_begin_ && i == s_.victim) {
+    if (s_.trouble == Trouble::kill) {
+      p.killed = true;
+      p.socket.reset();
+      note("participant " + std::to_string(i) + " killed at " + std::to_string(now.count() / 1000) + " ms");
+      return;
+    }
+    if (s_.trouble == Trouble::leave && !p.left) {
+      p.left = true;
+      session.leave(now);
+    }
+  }
+  const bool frame = now >= p.next_frame;
+  if (!frame && now < session.next_wakeup()) return;
+  session.run_frame(
+      *p.socket, now,
+      [&](std::uint64_t) {
+        if (!p.bot) p.bot.emplace(session.parameters().seed, session.parameters().slot);
+        return p.bot->next();
+      },
+      [&] { p.hashes.push_back(session.hash()); });
+  if (session.ended() && !p.ended_at) p.ended_at = now;
+  for (net::ProtocolEvent e; session.poll_event(e);) {
+    if (i == 0 && trace_ != nullptr) {
+      note("  host: known " + std::to_string(session.protocol().ticks().known_through()) + protocol_state(session.protocol()));
+    }
+    note("t=" + std::to_string(now.count() / 1000) + " ms participant " + std::to_string(i) + ": event " +
+         std::to_string(static_cast<int>(e.kind)) + " slot " + std::to_string(e.slot) + " tick " + std::to_string(e.tick) +
+         (e.text.empty() ? "" : " " + e.text));
+  }
+  if (frame) {
+    while (p.next_frame <= now) p.next_frame += std::chrono::microseconds(p.frame_us);
+  }
+}
+
+bool Run::all_ended() const {
+  return std::all_of(p_.begin(), p_.end(), [](const Participant& p) {
+    return p.joined && (p.killed || (p.session && p.session->ended()));
+  });
+}
+
+Instant Run::next_event(Instant now) const {
+  Instant next = network_.next_delivery();
+  for (std::uint32_t i = 0; i < p_.size(); ++i) {
+    const Participant& p = p_[i];
+    if (!p.joined) {
+      next = std::min(next, p.join_at);
+      continue;
+    }
+    if (p.killed || !p.session || p.session->ended()) continue;
+    next = std::min({next, p.next_frame, p.session->next_wakeup()});
+  }
+  if (trouble_begin_) {
+    for (const Instant at : {*trouble_begin_, *trouble_begin_ + milliseconds(s_.trouble_ms)}) {
+      if (at > now) next = std::min(next, at);
+    }
+  }
+  return std::max(next, now + std::chrono::microseconds(1));
+}
+
+void Run::check(ScenarioReport& report) const {
+  auto failed = [&](std::string why) {
+    if (!report.ok) return;
+    report.ok = false;
+    report.failure = std::move(why);
+  };
+  if (most_in_flight_ >= 4096) failed("unbounded: " + std::to_string(most_in_flight_) + " datagrams in flight");
+  // Safety: one hash per tick for everyone, and the host's inputs for every tick stepped.
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint32_t>> reference;
+  const net::TickLog& host_ticks = p_[0].session->protocol().ticks();
+  for (std::uint32_t i = 0; i < p_.size(); ++i) {
+    const Participant& p = p_[i];
+    for (std::uint64_t t = 1; t <= p.hashes.size(); ++t) {
+      const auto [it, inserted] = reference.emplace(t, std::make_pair(p.hashes[t - 1], i));
+      if (!inserted && it->second.first != p.hashes[t - 1]) {
+        failed("participant " + std::to_string(i) + " disagrees with participant " + std::to_string(it->second.second) +
+               " on the hash of tick " + std::to_string(t));
+      }
+      const net::TickLog& mine = p.session->protocol().ticks();
+      if (!mine.known(t)) failed("participant " + std::to_string(i) + " stepped tick " + std::to_string(t) + " without its inputs");
+      else if (host_ticks.known(t) && !std::equal(mine.inputs_of(t).begin(), mine.inputs_of(t).end(), host_ticks.inputs_of(t).begin())) {
+        failed("participant " + std::to_string(i) + " stepped tick " + std::to_string(t) + " with inputs the host did not assemble");
+      }
+    }
+  }
+  // Outcomes.
+  for (std::uint32_t i = 0; i < p_.size(); ++i) {
+    const Participant& p = p_[i];
+    if (p.killed) continue;
+    const net::SessionResult& r = *p.session->result();
+    const std::set<Outcome> allowed = allowed_outcomes(s_, i);
+    // A spectator that arrives when a short session is over finds no host: documented, not a fault.
+    const bool missed_it = i > s_.peers() && !p.session->welcomed() && r.outcome == Outcome::network_failed &&
+                           p_[0].ended_at && *p_[0].ended_at < p.join_at + milliseconds(k_timeout_ms);
+    if (allowed.count(r.outcome) == 0 && !missed_it) {
+      failed("participant " + std::to_string(i) + " ended " + outcome_name(r.outcome) +
+             (r.message.empty() ? "" : " (" + r.message + ")") + " at tick " + std::to_string(r.tick));
+    }
+    // A relay host whose every player is gone ends there: it has nothing left to relay.
+    const bool all_players_lost = s_.trouble != Trouble::none && (s_.trouble_ms >= k_long_trouble_ms ||
+                                                                  s_.trouble == Trouble::kill || s_.trouble == Trouble::leave) &&
+                                  (s_.victim == 0 || (s_.players == 1 && s_.victim == 1));
+    const bool may_end_early = p.left || (i == 0 && s_.relay && all_players_lost);
+    const bool should_reach_end = r.outcome == Outcome::finished && !may_end_early;
+    if (should_reach_end && r.tick != s_.ticks) {
+      failed("participant " + std::to_string(i) + " finished at tick " + std::to_string(r.tick) + ", not " +
+             std::to_string(s_.ticks));
+    }
+    const net::NetStats stats = p.session->stats();
+    if (stats.paced && r.outcome == Outcome::finished) {
+      report.stall_ticks += stats.stall_ticks;
+      report.player_ticks += r.tick;
+    }
+  }
+}
+
+}  // namespace
+
+std::string Scenario::describe() const {
+  std::string out = std::to_string(players) + " players" + (relay ? " (relay host)" : "") + ", " +
+                    std::to_string(spectators) + " spectators, delay " + std::to_string(input_delay) + ", " +
+                    std::to_string(ticks) + " ticks at " + std::to_string(tick_rate_hz) + " Hz, trouble " + trouble_name(trouble);
+  if (trouble != Trouble::none) {
+    out += " of participant " + std::to_string(victim) + " at " + std::to_string(trouble_at_ms) + " ms";
+    if (trouble == Trouble::partition || trouble == Trouble::outage || trouble == Trouble::freeze) {
+      out += " for " + std::to_string(trouble_ms) + " ms";
+    }
+  }
+  double worst_loss = 0;
+  std::uint32_t worst_delay = 0;
+  for (const net::NetSimConfig& f : faults) {
+    worst_loss = std::max(worst_loss, f.loss);
+    worst_delay = std::max(worst_delay, f.delay_ms + f.jitter_ms);
+  }
+  return out + ", worst loss " + std::to_string(static_cast<int>(worst_loss * 100)) + "%, worst delay " +
+         std::to_string(worst_delay) + " ms";
+}
+
+std::uint64_t Scenario::expected_tick_us() const {
+  // The worst round trip between the host and anyone, with reordering's extra hold and two frames.
+  std::uint32_t host_out = 0;
+  std::uint32_t peer_out = 0;
+  std::uint32_t frame = 0;
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    const std::uint32_t out = faults[i].delay_ms + 3 * faults[i].jitter_ms + 5;
+    (i == 0 ? host_out : peer_out) = std::max(i == 0 ? host_out : peer_out, out);
+    frame = std::max(frame, frame_us[i]);
+  }
+  const std::uint64_t period_us = 1'000'000 / tick_rate_hz;
+  const std::uint64_t round_trip_us = (host_out + peer_out) * 1000ull + 2ull * frame + 2 * period_us;
+  return std::max(period_us, round_trip_us / std::max<std::uint32_t>(1, input_delay));
+}
+
+std::uint64_t scenario_seed(std::uint64_t seed, std::uint64_t index) {
+  // splitmix64 of the pair: scenarios of one run are independent, and each has its own seed.
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + index + 1;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+Scenario generate(std::uint64_t seed) {
+  Rng rng(seed);
+  Scenario s;
+  s.seed = seed;
+  s.players = 1 + rng.below(8);
+  s.relay = rng.below(5) == 0;
+  s.spectators = rng.below(5);
+  s.input_delay = rng.below(9);
+  constexpr std::array<std::uint32_t, 5> rates = {20, 30, 60, 60, 60};
+  s.tick_rate_hz = rates[rng.below(5)];
+  s.ticks = s.tick_rate_hz + rng.below(4 * s.tick_rate_hz + 1);  // 1 to 5 seconds
+  for (std::uint32_t i = 0; i < s.participants(); ++i) {
+    s.faults.push_back(random_faults(rng));
+    s.frame_us.push_back(2'000 + rng.below(18'001));
+  }
+  // A session runs at most D ticks per round trip: keep each to about ten seconds.
+  const std::uint64_t most = std::max<std::uint64_t>(30, 10'000'000 / s.expected_tick_us());
+  s.ticks = std::min(s.ticks, most);
+  constexpr std::array<Trouble, 10> troubles = {Trouble::none,  Trouble::none,      Trouble::none,  Trouble::none,
+                                                Trouble::partition, Trouble::outage, Trouble::freeze, Trouble::kill,
+                                                Trouble::leave, Trouble::freeze};
+  s.trouble = troubles[rng.below(10)];
+  s.victim = rng.below(s.participants());
+  s.trouble_at_ms = rng.below(static_cast<std::uint32_t>(s.ticks * s.expected_tick_us() / 1000));
+  s.trouble_ms = rng.below(2) == 0 ? 100 + rng.below(k_short_trouble_ms - 100) : k_long_trouble_ms + rng.below(2000);
+  return s;
+}
+
+ScenarioReport run(const Scenario& scenario, std::vector<std::string>* trace) {
+  Run run(scenario, trace);
+  return run.go();
+}
+
+}  // namespace lockstep::netsim

@@ -1,0 +1,74 @@
+#pragma once
+// Whole networked sessions on virtual time: a host, players and spectators of the built-in world
+// in one process, over the in-memory network, with faults and trouble generated from a seed.
+// Each run checks the invariants every session must keep, whatever the network does:
+//   - safety: every participant steps each tick with the inputs the host assembled for it, and
+//     every participant that stepped a tick has the same state hash there;
+//   - outcome: who finishes, who is dropped and who fails is the documented one for the trouble;
+//   - liveness: everyone ends within the session's length plus the timeouts;
+//   - memory: datagrams in flight and queued stay bounded.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lockstep/net/fault_model.hpp"
+
+namespace lockstep::netsim {
+
+/// What goes wrong for one participant during the session.
+enum class Trouble : std::uint8_t {
+  none,
+  partition,  ///< cut off both ways
+  outage,     ///< what it sends is lost (one way)
+  freeze,     ///< its program stops running (datagrams pile up at its socket)
+  kill,       ///< its process dies
+  leave,      ///< it leaves cleanly (SIGINT)
+};
+
+struct Scenario {
+  std::uint64_t seed = 0;
+  std::uint32_t players = 2;     ///< slots, the host's included unless relay
+  bool relay = false;
+  std::uint32_t spectators = 0;
+  std::uint32_t input_delay = 2;
+  std::uint32_t tick_rate_hz = 60;
+  std::uint64_t ticks = 240;
+  /// Faults on what each participant sends: [0] the host, then peers, then spectators.
+  std::vector<net::NetSimConfig> faults;
+  std::vector<std::uint32_t> frame_us;  ///< each participant's frame interval
+  Trouble trouble = Trouble::none;
+  std::uint32_t victim = 0;             ///< participant index: 0 the host
+  std::uint32_t trouble_at_ms = 0;      ///< after the session's start
+  std::uint32_t trouble_ms = 0;         ///< how long (partition, outage, freeze)
+
+  [[nodiscard]] std::uint32_t participants() const { return 1 + peers() + spectators; }
+  [[nodiscard]] std::uint32_t peers() const { return relay ? players : players - 1; }
+  /// About how long a tick takes: a period, or a round trip for every D ticks when that is longer.
+  [[nodiscard]] std::uint64_t expected_tick_us() const;
+  /// One line: players, spectators, delay, faults, trouble.
+  [[nodiscard]] std::string describe() const;
+};
+
+/// Timeouts every scenario uses (short, so that trouble resolves within seconds).
+inline constexpr std::uint32_t k_notify_ms = 1000;
+inline constexpr std::uint32_t k_timeout_ms = 3000;
+
+/// The scenario of `seed`.
+Scenario generate(std::uint64_t seed);
+
+struct ScenarioReport {
+  bool ok = true;
+  std::string failure;           ///< the first broken invariant
+  double simulated_seconds = 0;  ///< virtual time from the first hello to the last exit
+  std::uint64_t stall_ticks = 0; ///< over the players that finished
+  std::uint64_t player_ticks = 0;
+};
+
+/// Runs `scenario` to the end; `trace` (optional) receives every event line.
+ScenarioReport run(const Scenario& scenario, std::vector<std::string>* trace = nullptr);
+
+/// The seed of scenario `index` of a run seeded `seed`.
+std::uint64_t scenario_seed(std::uint64_t seed, std::uint64_t index);
+
+}  // namespace lockstep::netsim
