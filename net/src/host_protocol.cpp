@@ -74,9 +74,7 @@ void HostProtocol::receive(const Endpoint& from, std::span<const std::byte> data
     case MessageType::bye:
       mark_gone(*remote, true);
       return forget_departed();
-    case MessageType::update:
-      remote->confirmed = true;
-      return handle_update(*remote, datagram, now);
+    case MessageType::update: return handle_update(*remote, datagram, now);
     default: return drop(DropReason::unexpected_type);
   }
 }
@@ -183,6 +181,7 @@ void HostProtocol::refuse_version(const Endpoint& from, std::span<const std::byt
 void HostProtocol::handle_update(Remote& remote, std::span<const std::byte> datagram, Instant now) {
   const Decoded<Update> u = read_update(datagram, config_.input_bytes);
   if (!u) return drop(u.drop);
+  remote.confirmed = true;  // it took the welcome and plays on
   if (u->timing) remote.rtt.on_timing(*u->timing, now);
   remote.relay_ack = std::max(remote.relay_ack, std::min(u->relay_ack, ticks_.known_through()));
   remote.slots_acked = std::max(remote.slots_acked, std::min(u->slots_ack, slots_version_));
@@ -222,9 +221,20 @@ void HostProtocol::take_hashes(Remote& remote, const Update& u) {
   for (std::uint32_t i = 0; i < u.hash_count; ++i) {
     const std::uint64_t tick = u.hashes_first_tick + i;
     if (tick <= remote.hash_through) continue;
-    if (tick != remote.hash_through + 1 || tick > own_tick_) break;  // compared once the host stepped it
-    if (u.hashes[i] != own_hash(tick) && (desync_tick_ == 0 || tick < desync_tick_)) desync_tick_ = tick;
-    remote.hash_through = tick;
+    if (tick > remote.hash_through + k_hash_window) break;  // far ahead: sent again later
+    remote.early_hashes[tick % k_hash_window] = u.hashes[i];
+    remote.early.set(tick % k_hash_window);
+  }
+  compare_hashes(remote);
+}
+
+void HostProtocol::compare_hashes(Remote& remote) {
+  // In tick order, each once the host has stepped it: the first mismatch is the desync tick.
+  for (std::uint64_t next = remote.hash_through + 1; next <= own_tick_ && remote.early.test(next % k_hash_window); ++next) {
+    const std::size_t at = next % k_hash_window;
+    if (remote.early_hashes[at] != own_hash(next) && (desync_tick_ == 0 || next < desync_tick_)) desync_tick_ = next;
+    remote.early.reset(at);
+    remote.hash_through = next;
   }
 }
 
@@ -237,7 +247,12 @@ void HostProtocol::add_local_input(std::uint64_t tick, std::span<const std::byte
   assemble_ticks();
 }
 
-void HostProtocol::on_stepped(std::uint64_t tick, std::uint64_t hash) { note_own_hash(tick, hash); }
+void HostProtocol::on_stepped(std::uint64_t tick, std::uint64_t hash) {
+  note_own_hash(tick, hash);
+  for (Remote& r : remotes_) {
+    if (!r.gone && r.slot != k_no_slot) compare_hashes(r);
+  }
+}
 
 void HostProtocol::assemble_ticks() {
   if (state_ != HostState::countdown && state_ != HostState::running) return;
@@ -457,8 +472,9 @@ void HostProtocol::send_relay(Remote& r, Instant now) {
   }
   m.inputs = relay_scratch_;
   m.own_slot_omitted = omit;
-  m.input_ack = r.slot != k_no_slot ? held_through_[r.slot] : 0;
-  m.hash_ack = r.hash_through;
+  // A spectator has nothing to acknowledge: the offsets are 0, one byte each.
+  m.input_ack = r.slot != k_no_slot ? held_through_[r.slot] : r.relay_ack;
+  m.hash_ack = r.slot != k_no_slot ? r.hash_through : r.relay_ack;
   if (r.slots_acked < slots_version_) {
     m.slots_version = slots_version_;
     m.slots = slots_;

@@ -280,10 +280,20 @@ void PeerProtocol::send_update(Instant now) {
       u.inputs = std::span<const std::byte>(own_).subspan(static_cast<std::size_t>(first_unacked_ - own_first_) * bytes,
                                                           static_cast<std::size_t>(count) * bytes);
     }
-    u.hashes_first_tick = hash_acked_ + 1;
-    for (std::uint64_t t = hash_acked_ + 1; t <= own_tick_ && u.hash_count < k_max_ticks_per_datagram; ++t) {
+    // Each hash goes once; what the host has not acknowledged a round trip (and two ticks) later
+    // goes again, all of it. Hashes are not urgent: this keeps them to about one a datagram.
+    std::uint64_t first = hash_acked_ + 1;
+    const Instant resend_after = Instant(static_cast<std::int64_t>(rtt_.median_ms().value_or(100.0) * 1000.0)) + 2 * tick_period();
+    if (hashes_sent_through_ >= first && now - hashes_resent_at_ < resend_after) {
+      first = hashes_sent_through_ + 1;
+    } else {
+      hashes_resent_at_ = now;
+    }
+    u.hashes_first_tick = first;
+    for (std::uint64_t t = first; t <= own_tick_ && u.hash_count < k_max_ticks_per_datagram; ++t) {
       u.hashes[u.hash_count++] = own_hash(t);
     }
+    if (u.hash_count > 0) hashes_sent_through_ = std::max(hashes_sent_through_, first + u.hash_count - 1);
   }
   if (sends_++ % 8 == 0) u.timing = rtt_.outgoing(now);
   write_update(outbox_.next(config_.host), header(MessageType::update, connection_, token_), u, bytes);

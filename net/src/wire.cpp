@@ -308,7 +308,7 @@ Decoded<Welcome> read_welcome(std::span<const std::byte> d) {
     m.config.assign(config.begin(), config.end());
   }
   if (m.players < 1 || m.players > k_max_players || m.input_bytes < 1 || m.input_bytes > k_max_input_bytes ||
-      m.tick_rate_hz < 1 || m.tick_rate_hz > 1000 || m.end_tick < 1 ||
+      m.tick_rate_hz < 1 || m.tick_rate_hz > 1000 || m.end_tick < 1 || m.input_delay > k_max_input_delay ||
       (m.slot != k_no_slot && m.slot >= m.players)) {
     r.fail();
   }

@@ -51,6 +51,34 @@ int run_many(std::uint64_t count, std::uint64_t seed, bool progress) {
   return failed == 0 ? 0 : 1;
 }
 
+/// The README's figures, from one run: the steady 4-player session at 0, 5 and 20% loss, and the
+/// generated scenarios' throughput.
+int figures(std::uint64_t sessions) {
+  for (const double loss : {0.0, 0.05, 0.20}) {
+    lockstep::netsim::ScenarioReport total;
+    std::uint64_t failed = 0;
+    for (std::uint64_t i = 0; i < sessions; ++i) {
+      const lockstep::netsim::ScenarioReport r = lockstep::netsim::run(lockstep::netsim::steady(i + 1, loss));
+      failed += r.ok ? 0 : 1;
+      total.stall_ticks += r.stall_ticks;
+      total.player_ticks += r.player_ticks;
+      total.peer_bytes_sent += r.peer_bytes_sent;
+      total.peer_bytes_received += r.peer_bytes_received;
+      total.peer_datagrams_sent += r.peer_datagrams_sent;
+      total.peer_ticks += r.peer_ticks;
+      total.peer_seconds += r.peer_seconds;
+    }
+    const auto per_tick = [&](std::uint64_t bytes) { return static_cast<double>(bytes) / static_cast<double>(total.peer_ticks); };
+    std::printf("loss %2.0f%%: %llu sessions (%llu failed) of 4 players, input delay 5, 1200 ticks at 60 Hz, 20±5 ms: "
+                "stall ticks per 10,000 %.1f; per peer per tick %.1f bytes sent, %.1f received; %.1f datagrams/s sent per peer\n",
+                loss * 100, static_cast<unsigned long long>(sessions), static_cast<unsigned long long>(failed),
+                10'000.0 * static_cast<double>(total.stall_ticks) / static_cast<double>(total.player_ticks),
+                per_tick(total.peer_bytes_sent), per_tick(total.peer_bytes_received),
+                static_cast<double>(total.peer_datagrams_sent) / total.peer_seconds);
+  }
+  return run_many(sessions * 25, 1, false);
+}
+
 int run_one(std::uint64_t seed) {
   const lockstep::netsim::Scenario scenario = lockstep::netsim::generate(seed);
   std::printf("scenario %llu: %s\n", static_cast<unsigned long long>(seed), scenario.describe().c_str());
@@ -73,11 +101,15 @@ int main(int argc, char** argv) {
   app.add_option("--scenarios", scenarios, "How many scenarios to run (default 100)")->check(CLI::Range(1ull, 10'000'000ull));
   app.add_option("--seed", seed, "Seed of the run: the same seed runs the same scenarios (default 1)");
   app.add_option("--scenario", one, "Run one scenario alone, by its own seed, and print what happened");
+  std::optional<std::uint64_t> figure_sessions;
+  app.add_option("--figures", figure_sessions,
+                 "Print the README's figures: N steady 4-player sessions at 0, 5 and 20% loss, then 25·N scenarios");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (one) return run_one(*one);
+  if (figure_sessions) return figures(*figure_sessions);
   return run_many(scenarios, seed, isatty(2) != 0);
 }

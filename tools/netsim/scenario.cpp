@@ -59,11 +59,20 @@ net::NetSimConfig random_faults(Rng& rng) {
   return f;
 }
 
+/// Whether the trouble takes every player from the host: a relay host then ends the session.
+bool all_players_lost(const Scenario& s) {
+  const bool lasting = s.trouble == Trouble::kill || s.trouble == Trouble::leave ||
+                       (s.trouble != Trouble::none && s.trouble_ms >= k_long_trouble_ms);
+  return lasting && (s.victim == 0 || (s.players == 1 && s.victim == 1));
+}
+
 /// Who may end how, given the trouble: the documented outcomes.
 std::set<Outcome> allowed_outcomes(const Scenario& s, std::uint32_t who) {
   const std::set<Outcome> finished = {Outcome::finished};
   const std::set<Outcome> finished_or_failed = {Outcome::finished, Outcome::network_failed};
   const bool long_trouble = s.trouble_ms >= k_long_trouble_ms;
+  // A relay host left with no player ends early, and its spectators hear that it ended.
+  if (s.relay && who != 0 && who != s.victim && all_players_lost(s)) return finished_or_failed;
   switch (s.trouble) {
     case Trouble::none: return finished;
     case Trouble::kill:
@@ -338,10 +347,7 @@ void Run::check(ScenarioReport& report) const {
              (r.message.empty() ? "" : " (" + r.message + ")") + " at tick " + std::to_string(r.tick));
     }
     // A relay host whose every player is gone ends there: it has nothing left to relay.
-    const bool all_players_lost = s_.trouble != Trouble::none && (s_.trouble_ms >= k_long_trouble_ms ||
-                                                                  s_.trouble == Trouble::kill || s_.trouble == Trouble::leave) &&
-                                  (s_.victim == 0 || (s_.players == 1 && s_.victim == 1));
-    const bool may_end_early = p.left || (i == 0 && s_.relay && all_players_lost);
+    const bool may_end_early = p.left || (i == 0 && s_.relay && all_players_lost(s_));
     const bool should_reach_end = r.outcome == Outcome::finished && !may_end_early;
     if (should_reach_end && r.tick != s_.ticks) {
       failed("participant " + std::to_string(i) + " finished at tick " + std::to_string(r.tick) + ", not " +
@@ -351,6 +357,13 @@ void Run::check(ScenarioReport& report) const {
     if (stats.paced && r.outcome == Outcome::finished) {
       report.stall_ticks += stats.stall_ticks;
       report.player_ticks += r.tick;
+      if (i > 0 && p.ended_at) {
+        report.peer_bytes_sent += stats.bytes_sent;
+        report.peer_bytes_received += stats.bytes_received;
+        report.peer_datagrams_sent += stats.datagrams_sent;
+        report.peer_ticks += r.tick;
+        report.peer_seconds += static_cast<double>((*p.ended_at - p.join_at).count()) / 1e6;
+      }
     }
   }
 }
@@ -425,6 +438,26 @@ Scenario generate(std::uint64_t seed) {
   s.victim = rng.below(s.participants());
   s.trouble_at_ms = rng.below(static_cast<std::uint32_t>(s.ticks * s.expected_tick_us() / 1000));
   s.trouble_ms = rng.below(2) == 0 ? 100 + rng.below(k_short_trouble_ms - 100) : k_long_trouble_ms + rng.below(2000);
+  return s;
+}
+
+Scenario steady(std::uint64_t seed, double loss) {
+  Scenario s;
+  s.seed = seed;
+  s.players = 4;
+  s.input_delay = 5;  // 83 ms: more than the round trip with both ends' frames, so no stall without loss
+  s.tick_rate_hz = 60;
+  s.ticks = 1200;
+  Rng rng(seed);
+  for (std::uint32_t i = 0; i < s.participants(); ++i) {
+    net::NetSimConfig f;
+    f.loss = loss;
+    f.delay_ms = 20;
+    f.jitter_ms = 5;
+    f.seed = rng.next_u64();
+    s.faults.push_back(f);
+    s.frame_us.push_back(4'000 + rng.below(12'001));
+  }
   return s;
 }
 

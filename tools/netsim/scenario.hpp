@@ -57,12 +57,22 @@ inline constexpr std::uint32_t k_timeout_ms = 3000;
 /// The scenario of `seed`.
 Scenario generate(std::uint64_t seed);
 
+/// A fixed scenario for the README's figures: 4 players, input delay 5, 60 Hz, 1,200 ticks, no
+/// spectator, no trouble, 20±5 ms each way, `loss` on everything everyone sends.
+Scenario steady(std::uint64_t seed, double loss);
+
 struct ScenarioReport {
   bool ok = true;
   std::string failure;           ///< the first broken invariant
   double simulated_seconds = 0;  ///< virtual time from the first hello to the last exit
   std::uint64_t stall_ticks = 0; ///< over the players that finished
   std::uint64_t player_ticks = 0;
+  // Over the peers (players other than the host) that finished: what their sockets carried.
+  std::uint64_t peer_bytes_sent = 0;
+  std::uint64_t peer_bytes_received = 0;
+  std::uint64_t peer_datagrams_sent = 0;
+  std::uint64_t peer_ticks = 0;
+  double peer_seconds = 0;  ///< from each peer's start to its end
 };
 
 /// Runs `scenario` to the end; `trace` (optional) receives every event line.

@@ -8,11 +8,13 @@
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/state_hash.hpp"
 #include "lockstep/engine/world.hpp"
-#include "lockstep/net/udp_transport.hpp"
+#include "lockstep/net/host_port.hpp"
+#include "lockstep/net/session.hpp"
 #include "lockstep/replay/recorder.hpp"
 
 int main() {
   using namespace lockstep;
+  if (!net::parse_host_port("127.0.0.1:7777")) return 1;  // lockstep::net links, with its headers
   WorldConfig config = default_world_config(Scene::arena);
   config.arena.bodies = 200;
   Result<Runner<World>> runner = Runner<World>::create(config, 5);

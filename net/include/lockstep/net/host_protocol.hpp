@@ -8,6 +8,8 @@
 /// datagram with its token arrives from the new address. Before a joiner has echoed its cookie
 /// the host sends it nothing larger than the hello that asked, and remembers nothing of it.
 
+#include <array>
+#include <bitset>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -49,6 +51,9 @@ struct HostProtocolConfig {
 
 enum class HostState : std::uint8_t { waiting, countdown, running, ending, ended };
 
+/// Ticks past its last compared one for which the host keeps a peer's hashes.
+inline constexpr std::size_t k_hash_window = 64;
+
 class HostProtocol final : public LockstepProtocol {
  public:
   /// `config` must be valid (players 1–8, input bytes 1–16, configuration ≤ 1024 bytes): the
@@ -83,6 +88,9 @@ class HostProtocol final : public LockstepProtocol {
     Instant last_heard{0};
     std::uint64_t relay_ack = 0;     ///< relayed ticks it holds
     std::uint64_t hash_through = 0;  ///< its hashes compared so far (contiguous)
+    /// Its hashes of ticks the host has yet to step (a peer may be ahead): compared when it does.
+    std::array<WireHash, k_hash_window> early_hashes{};
+    std::bitset<k_hash_window> early{};
     std::uint64_t slots_acked = 0;   ///< the slot table version it holds
     bool gone = false;
     bool confirmed = false;          ///< it has spoken since its welcome: it accepted the session
@@ -95,6 +103,7 @@ class HostProtocol final : public LockstepProtocol {
   void handle_update(Remote& remote, std::span<const std::byte> datagram, Instant now);
   void take_inputs(Remote& remote, const Update& update);
   void take_hashes(Remote& remote, const Update& update);
+  void compare_hashes(Remote& remote);
   void refuse_version(const Endpoint& from, std::span<const std::byte> datagram);
   void refuse(const Endpoint& from, std::uint64_t nonce, RefuseReason reason, const std::string& text);
   void welcome(Remote& remote, Instant now);

@@ -85,6 +85,8 @@ class PeerProtocol final : public LockstepProtocol {
   std::uint64_t own_through_ = 0;
   std::uint64_t first_unacked_ = 0;     ///< the host holds own inputs before this tick
   std::uint64_t hash_acked_ = 0;
+  std::uint64_t hashes_sent_through_ = 0;
+  Instant hashes_resent_at_{0};
   std::uint64_t slots_version_ = 0;
   bool host_left_ = false;
   std::string advisory_refusal_;  ///< a refusal anyone could have forged: said only on a timeout

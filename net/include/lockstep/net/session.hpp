@@ -71,7 +71,7 @@ class Session {
     if (!runner) return runner.error();
     const std::uint32_t players = runner->simulation().players();
     if (players < 1 || players > k_max_players) return fail("sessions have 1 to ", k_max_players, " players");
-    if (host.input_delay > 60) return fail("the input delay is 0 to 60 ticks");
+    if (host.input_delay > k_max_input_delay) return fail("the input delay is 0 to ", k_max_input_delay, " ticks");
     if (host.tick_rate_hz < 1 || host.tick_rate_hz > 1000) return fail("the tick rate is 1 to 1000 Hz");
     if (host.end_tick < 1 || host.end_tick >= k_max_wire_tick) return fail("the session needs 1 to 2^40 ticks");
     if (host.secret == 0) return fail("the host needs a secret from a real random source (HostConfig::secret)");

@@ -39,6 +39,8 @@ inline constexpr std::uint32_t k_max_ticks_per_datagram = 32;
 inline constexpr std::size_t k_max_config_bytes = 1024;
 inline constexpr std::size_t k_max_sim_name = 64;
 inline constexpr std::size_t k_max_refusal_text = 200;
+/// The input delay a session may have, in ticks.
+inline constexpr std::uint32_t k_max_input_delay = 60;
 /// Spectators a host serves at most.
 inline constexpr std::uint32_t k_max_spectators = 16;
 /// Tick numbers on the wire are below this (about 580 years at 60 Hz).
