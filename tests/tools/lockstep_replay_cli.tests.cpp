@@ -169,10 +169,23 @@ TEST_CASE("a tampered recording reports the desync tick, and diff of two session
 }
 
 TEST_CASE("regress passes the project's goldens and catches a changed one", "[tools][regress]") {
-  const ProcessResult all = lockstep_cli({"regress"});
+  const ProcessResult all = lockstep_cli({"regress", LOCKSTEP_GOLDEN_DIR});
   INFO(all.out << all.err);
   CHECK(all.exit_code == 0);
   CHECK(std::regex_search(all.last_line(), std::regex("^[0-9]+ passed, 0 failed$")));
+  // No path of the build machine is baked in: the default is tests/golden where lockstep runs.
+  const ProcessResult elsewhere = run_process("/bin/sh", {"-c", "cd / && exec " + k_lockstep + " regress"});
+  CHECK(elsewhere.exit_code == 2);
+  CHECK_THAT(elsewhere.err, Catch::StartsWith("error: no golden cases in ./tests/golden"));
+  {
+    TempDir checkout;
+    std::filesystem::create_directories(checkout.file("tests/golden"));
+    std::filesystem::copy_file(std::string(LOCKSTEP_GOLDEN_DIR) + "/spring-explicit.golden",
+                               checkout.file("tests/golden/spring-explicit.golden"));
+    const ProcessResult here = run_process("/bin/sh", {"-c", "cd '" + checkout.path() + "' && exec " + k_lockstep + " regress"});
+    CHECK(here.exit_code == 0);
+    CHECK(here.last_line() == "1 passed, 0 failed");
+  }
 
   TempDir dir;
   const std::string golden = read_file(std::string(LOCKSTEP_GOLDEN_DIR) + "/spring-explicit.golden");

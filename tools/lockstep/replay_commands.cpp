@@ -294,15 +294,24 @@ void diff_command(const DiffOptions& options, int* exit_code) {
 
 // --- regress ---------------------------------------------------------------------------------
 
+/// Relative to where lockstep runs (a checkout's root), never a path of the machine that built it.
+constexpr const char* k_default_golden_dir = "tests/golden";
+
 struct RegressOptions {
-  std::string dir = LOCKSTEP_GOLDEN_DIR;
+  std::string dir = k_default_golden_dir;
   bool update = false;
 };
 
 void regress_command(const RegressOptions& options, int* exit_code) {
   namespace fs = std::filesystem;
   std::error_code error;
-  if (!fs::is_directory(options.dir, error)) throw CommandError{"'" + options.dir + "' is not a directory"};
+  if (!fs::is_directory(options.dir, error)) {
+    if (options.dir == k_default_golden_dir) {
+      throw CommandError{"no golden cases in ./tests/golden: run from a lockstep checkout, or name the folder "
+                         "(lockstep regress DIR)"};
+    }
+    throw CommandError{"'" + options.dir + "' is not a directory"};
+  }
   std::vector<fs::path> cases;
   for (const fs::directory_entry& entry : fs::directory_iterator(options.dir, error)) {
     if (entry.path().extension() == ".golden") cases.push_back(entry.path());
@@ -406,7 +415,7 @@ void add_replay_commands(CLI::App& app, int* exit_code) {
   auto regress_options = std::make_shared<RegressOptions>();
   CLI::App* regress_cmd = app.add_subcommand(
       "regress", "Run the golden regression cases headless and compare every held hash");
-  regress_cmd->add_option("dir", regress_options->dir, "Folder of .golden cases (default: the project's tests/golden)");
+  regress_cmd->add_option("dir", regress_options->dir, "Folder of .golden cases (default: tests/golden under the current directory)");
   regress_cmd->add_flag("--update", regress_options->update,
                         "Re-run every case and rewrite its hashes (and record bot inputs where asked)");
   regress_cmd->callback([regress_options, exit_code] { regress_command(*regress_options, exit_code); });
