@@ -219,6 +219,27 @@ TEST_CASE("a perturbed peer makes every participant stop with the desync tick an
   CHECK_THAT(diff.out, Catch::Contains("state.vel_x[0] (body 1):"));
   const ProcessResult same = run_process(k_lockstep, {"diff", bundles[0], bundles[1]});
   CHECK(same.exit_code == 0);
+  // info describes an evidence folder and its snapshot: an honest participant's state at the
+  // desync tick has the hash its replay ends on; the perturbed one's does not.
+  const auto line_of = [](const ProcessResult& r, const std::string& head) {
+    for (const std::string& line : r.lines()) {
+      if (line.rfind(head, 0) == 0) return line.substr(head.size());
+    }
+    return std::string();
+  };
+  for (std::size_t i : {std::size_t{1}, std::size_t{2}}) {
+    const ProcessResult info = run_process(k_lockstep, {"info", bundles[i]});
+    INFO(info.out << info.err);
+    CHECK(info.exit_code == 0);
+    CHECK_THAT(info.out, Catch::Contains(": desync at tick 150"));
+    CHECK(line_of(info, "tick        ") == "150");
+    const std::string end_hash = line_of(info, "end         tick 150 hash ");
+    REQUIRE(end_hash.size() == 16);
+    CHECK((line_of(info, "hash        ") == end_hash) == (i == 1));
+  }
+  const ProcessResult fields = run_process(k_lockstep, {"info", bundles[2] + "/state.snapshot", "--fields"});
+  CHECK(fields.exit_code == 0);
+  CHECK(std::regex_search(fields.out, std::regex("\\nstate\\.vel_x\\[0\\] -?[0-9.e+-]+\\n")));
   const ProcessResult replay = run_process(k_lockstep, {"replay", bundles[2] + "/replay.lsr"});
   CHECK(replay.exit_code == 0);
 }

@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -136,7 +139,76 @@ void replay_command(const ReplayOptions& options, int* exit_code) {
 
 // --- info ------------------------------------------------------------------------------------
 
-void info_command(const std::string& path, int* exit_code) {
+struct InfoOptions {
+  std::string path;
+  bool fields = false;
+};
+
+/// A snapshot's bytes, read within the snapshot bound.
+std::vector<std::byte> read_snapshot_bytes(const std::string& path) {
+  Result<std::vector<std::byte>> bytes = replay::read_regular_file(path, replay::k_max_snapshot_bytes);
+  if (!bytes) throw CommandError{bytes.error().message};
+  return std::move(bytes).value();
+}
+
+bool is_snapshot(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  return in.gcount() == 4 && std::memcmp(magic, "LSNP", 4) == 0;
+}
+
+/// A snapshot: as the built-in world (snapshots do not name their simulation), its tick, size,
+/// state hash, and with `fields` every value by the names the field report uses.
+void info_snapshot(const std::string& path, bool fields) {
+  const std::vector<std::byte> bytes = read_snapshot_bytes(path);
+  World world;
+  std::uint64_t tick = 0;
+  if (Status decoded = decode_snapshot<World>(bytes, world, tick); !decoded) {
+    throw CommandError{"'" + path + "': " + decoded.error().message + " (as a snapshot of the built-in world)"};
+  }
+  const Runner<World> runner(world, tick);
+  std::printf("snapshot    %s, %s bytes\n", path.c_str(), with_commas(bytes.size()).c_str());
+  std::printf("simulation  %s (the built-in world: a snapshot does not name its simulation)\n",
+              std::string(World::k_name).c_str());
+  std::printf("tick        %llu\n", static_cast<unsigned long long>(tick));
+  std::printf("hash        %s\n", hash_hex(runner.hash()).c_str());
+  std::printf("players     %u, %u bodies\n", world.players(), world.body_count());
+  if (!fields) return;
+  for (const replay::Field& f : replay::list_fields(tick, world)) std::printf("%s %s\n", f.path.c_str(), f.value.c_str());
+}
+
+void info_replay(const std::string& path, int* exit_code);
+
+/// A desync evidence folder: the desync tick from config.json, the replay up to it, and the
+/// participant's own state at it.
+void info_evidence(const std::string& folder, bool fields, int* exit_code) {
+  const std::string snapshot = folder + "/state.snapshot";
+  const std::string replay_path = folder + "/replay.lsr";
+  if (!std::filesystem::exists(snapshot) || !std::filesystem::exists(replay_path)) {
+    throw CommandError{"'" + folder + "' is not a desync evidence folder (it needs replay.lsr and state.snapshot)"};
+  }
+  std::ifstream config(folder + "/config.json");
+  const std::string json((std::istreambuf_iterator<char>(config)), std::istreambuf_iterator<char>());
+  std::smatch desync;
+  std::printf("evidence    %s: desync at tick %s\n", folder.c_str(),
+              std::regex_search(json, desync, std::regex("\"desync_tick\": ([0-9]+)")) ? desync[1].str().c_str() : "(unknown)");
+  info_replay(replay_path, exit_code);
+  info_snapshot(snapshot, fields);
+}
+
+void info_command(const InfoOptions& options, int* exit_code) {
+  if (std::filesystem::is_directory(options.path)) return info_evidence(options.path, options.fields, exit_code);
+  if (is_snapshot(options.path)) {
+    info_snapshot(options.path, options.fields);
+    *exit_code = k_exit_ok;
+    return;
+  }
+  if (options.fields) throw CommandError{"--fields describes a snapshot or an evidence folder, not a replay"};
+  info_replay(options.path, exit_code);
+}
+
+void info_replay(const std::string& path, int* exit_code) {
   ReplayFile file = read_or_throw(path);
   const replay::ReplayHeader& h = file.header;
   const replay::SizeBreakdown& s = file.sizes;
@@ -394,10 +466,12 @@ void add_replay_commands(CLI::App& app, int* exit_code) {
                        "Play even if the replay's simulation compatibility id differs from this build's");
   replay_cmd->callback([replay_options, exit_code] { replay_command(*replay_options, exit_code); });
 
-  auto info_path = std::make_shared<std::string>();
-  CLI::App* info_cmd = app.add_subcommand("info", "Describe a replay: header, ticks, keyframes, sizes");
-  info_cmd->add_option("file", *info_path, "The replay file")->required();
-  info_cmd->callback([info_path, exit_code] { info_command(*info_path, exit_code); });
+  auto info_options = std::make_shared<InfoOptions>();
+  CLI::App* info_cmd = app.add_subcommand(
+      "info", "Describe a replay (header, ticks, keyframes, sizes), a snapshot, or a desync evidence folder");
+  info_cmd->add_option("path", info_options->path, "A replay file, a state snapshot, or an evidence folder")->required();
+  info_cmd->add_flag("--fields", info_options->fields, "With a snapshot or evidence: every value of the state, by name");
+  info_cmd->callback([info_options, exit_code] { info_command(*info_options, exit_code); });
 
   auto diff_options = std::make_shared<DiffOptions>();
   CLI::App* diff_cmd = app.add_subcommand(
