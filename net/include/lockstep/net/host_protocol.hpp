@@ -133,7 +133,6 @@ class HostProtocol final : public LockstepProtocol {
   Instant now_{0};               ///< the time of the call being handled
   Instant known_advanced_at_{0}; ///< when the last tick was completed
   std::vector<Remote> remotes_;
-  std::uint8_t next_connection_ = 1;
   std::uint64_t slots_version_ = 1;
   std::vector<std::vector<std::byte>> held_;  ///< per slot: its inputs from tick 1
   std::vector<std::uint64_t> held_through_;
