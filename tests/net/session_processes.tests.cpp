@@ -351,10 +351,11 @@ TEST_CASE("SIGINT and SIGTERM leave every phase with 130 or 143, and a host can 
   }
   SECTION("a joiner still in the handshake") {
     RunningProcess join(k_lockstep, {"join", "127.0.0.1:" + port, "--bot"});  // nobody answers
-    REQUIRE(join.wait_for("", 100));
+    REQUIRE(join.wait_for("peer: asking the host at 127.0.0.1:" + port + " to join as a player"));
     join.signal(SIGTERM);
     const ProcessResult r = join.finish();
     CHECK(r.exit_code == 143);
+    CHECK_THAT(r.out, Catch::Contains("peer: stopped by signal 15 at tick 0; leaving"));
   }
   SECTION("a host in a session: its peer is told") {
     RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "2", "--bot", "--ticks", "100000"});

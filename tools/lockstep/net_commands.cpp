@@ -174,6 +174,8 @@ void join_command(const NetOptions& o, net::Role role, int* exit_code) {
   Result<net::Session<World>> session = net::Session<World>::join(join, clock.now());
   if (!session) throw CommandError{session.error().message};
   perturb_if_asked(session.value(), o);
+  driver.log(driver.name + ": asking the host at " + o.host + " to join" +
+             (role == net::Role::player ? " as a player" : " as a spectator"));
   *exit_code = report(net::drive(session.value(), *socket.value(), io, clock, driver), o);
 }
 
