@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Proves lockstep can be consumed as the README says: installs BUILD_DIR into a temporary prefix,
 # builds tests/install/consumer against it with find_package(lockstep 0.2 REQUIRED), and again
-# with add_subdirectory of the source tree (no options set, no build type), and checks that both
-# programs end on the hash `lockstep run` gives for the same session.
+# with add_subdirectory of the source tree and with FetchContent of an archive of it (no options
+# set, no build type), and checks that all three programs end on the hash `lockstep run` gives for
+# the same session.
 # usage: check_install.sh SOURCE_DIR BUILD_DIR CXX_COMPILER LOCKSTEP_BINARY
 set -euo pipefail
 src=$1 build=$2 cxx=$3 lockstep=$4
@@ -25,3 +26,11 @@ cmake --build "$work/sub" -j 2 >/dev/null
 got=$("$work/sub/consumer")
 [ "$got" = "$want" ] || { echo "add_subdirectory: '$got', lockstep run: '$want'" >&2; exit 1; }
 echo "add_subdirectory(lockstep): $got"
+
+tar -C "$src" --exclude=./build --exclude=./.git -czf "$work/lockstep-src.tar.gz" .
+cmake -S "$src/tests/install/consumer" -B "$work/fetched" -DCMAKE_CXX_COMPILER="$cxx" \
+  -DLOCKSTEP_FETCH_URL="file://$work/lockstep-src.tar.gz" >/dev/null
+cmake --build "$work/fetched" -j 2 >/dev/null
+got=$("$work/fetched/consumer")
+[ "$got" = "$want" ] || { echo "FetchContent: '$got', lockstep run: '$want'" >&2; exit 1; }
+echo "FetchContent(lockstep): $got"
