@@ -1,4 +1,5 @@
-# `cmake --install` puts the headers, the three libraries and a CMake package in the prefix, so
+# `cmake --install` puts the headers, the three libraries, a CMake package and a pkg-config file
+# in the prefix, so
 # that `find_package(lockstep 0.2 REQUIRED)` gives lockstep::engine, lockstep::replay and
 # lockstep::net with their include directories, their dependencies and the compile options that
 # determinism needs (-ffp-contract=off; SSE2 on 32-bit x86) as usage requirements.
@@ -21,3 +22,12 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/lockstepConfigVersion.cm
 install(FILES "${PROJECT_BINARY_DIR}/lockstepConfig.cmake" "${PROJECT_BINARY_DIR}/lockstepConfigVersion.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/LockstepDependencies.cmake"
         DESTINATION "${LOCKSTEP_CMAKE_DIR}")
+
+# pkg-config, for builds without CMake: lib/pkgconfig/lockstep.pc (cereal and Boost are headers
+# the system compiler finds; xxHash is compiled into lockstep_engine).
+set(LOCKSTEP_PC_DETERMINISM_FLAGS "-ffp-contract=off")
+if(LOCKSTEP_TARGET_IS_X86_32)
+  string(APPEND LOCKSTEP_PC_DETERMINISM_FLAGS " -msse2 -mfpmath=sse")
+endif()
+configure_file("${PROJECT_SOURCE_DIR}/cmake/lockstep.pc.in" "${PROJECT_BINARY_DIR}/lockstep.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/lockstep.pc" DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Proves lockstep can be consumed as the README says: installs BUILD_DIR into a temporary prefix,
-# builds tests/install/consumer against it with find_package(lockstep 0.2 REQUIRED), and again
+# builds tests/install/consumer against it with find_package(lockstep 0.2 REQUIRED) and with the
+# flags of pkg-config alone, and again
 # with add_subdirectory of the source tree and with FetchContent of an archive of it (no options
 # set, no build type), and checks that all three programs end on the hash `lockstep run` gives for
 # the same session.
@@ -19,6 +20,16 @@ cmake --build "$work/found" -j 2 >/dev/null
 got=$("$work/found/consumer")
 [ "$got" = "$want" ] || { echo "find_package: '$got', lockstep run: '$want'" >&2; exit 1; }
 echo "find_package(lockstep 0.2): $got"
+
+# pkg-config, with the compiler alone: the .pc file gives the include path, the determinism flags
+# and the libraries.
+flags=$(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig:$work/prefix/lib/$(gcc -print-multiarch 2>/dev/null)/pkgconfig" \
+  pkg-config --cflags --libs lockstep)
+case " $flags " in *" -ffp-contract=off "*) ;; *) echo "pkg-config: no -ffp-contract=off in '$flags'" >&2; exit 1 ;; esac
+"$cxx" "$src/tests/install/consumer/main.cpp" -o "$work/pc-consumer" $flags
+got=$("$work/pc-consumer")
+[ "$got" = "$want" ] || { echo "pkg-config: '$got', lockstep run: '$want'" >&2; exit 1; }
+echo "pkg-config lockstep: $got"
 
 cmake -S "$src/tests/install/consumer" -B "$work/sub" -DCMAKE_CXX_COMPILER="$cxx" \
   -DLOCKSTEP_SOURCE_DIR="$src" >/dev/null
