@@ -29,5 +29,8 @@ set(LOCKSTEP_PC_DETERMINISM_FLAGS "-ffp-contract=off")
 if(LOCKSTEP_TARGET_IS_X86_32)
   string(APPEND LOCKSTEP_PC_DETERMINISM_FLAGS " -msse2 -mfpmath=sse")
 endif()
+# The prefix, from the .pc file's own folder: ../.. under lib/pkgconfig, ../../.. under a
+# multiarch lib/<triplet>/pkgconfig.
+file(RELATIVE_PATH LOCKSTEP_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
 configure_file("${PROJECT_SOURCE_DIR}/cmake/lockstep.pc.in" "${PROJECT_BINARY_DIR}/lockstep.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/lockstep.pc" DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
