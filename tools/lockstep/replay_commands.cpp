@@ -2,6 +2,7 @@
 // files of the built-in world, and the golden regression cases.
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -151,11 +152,14 @@ std::vector<std::byte> read_snapshot_bytes(const std::string& path) {
   return std::move(bytes).value();
 }
 
+/// Whether `path` is a regular file that starts like a snapshot. Opened the way every reader
+/// opens a file (regular files only, never blocking), so a FIFO or a device is left to the replay
+/// reader's own refusal.
 bool is_snapshot(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  in.read(magic, 4);
-  return in.gcount() == 4 && std::memcmp(magic, "LSNP", 4) == 0;
+  Result<replay::RegularFile> file = replay::RegularFile::open(path, replay::k_max_file_bytes);
+  std::array<std::byte, 4> magic{};
+  if (!file || file->size() < magic.size() || !file->read_at(0, magic).ok()) return false;
+  return std::memcmp(magic.data(), "LSNP", 4) == 0;
 }
 
 /// A snapshot: as the built-in world (snapshots do not name their simulation), its tick, size,
