@@ -264,7 +264,7 @@ void HostProtocol::assemble_ticks() {
         tick_scratch_.insert(tick_scratch_.end(), config_.neutral_input.begin(), config_.neutral_input.end());
       } else if (held_through_[p] >= next) {
         const auto at = held_[p].begin() + static_cast<long>((next - 1) * config_.input_bytes);
-        tick_scratch_.insert(tick_scratch_.end(), at, at + config_.input_bytes);
+        tick_scratch_.insert(tick_scratch_.end(), at, at + static_cast<std::ptrdiff_t>(config_.input_bytes));
       } else {
         return;
       }
@@ -466,7 +466,7 @@ void HostProtocol::send_relay(Remote& r, Instant now) {
       for (std::uint32_t p = 0; p < config_.players; ++p) {
         if (omit && p == r.slot) continue;
         const auto at = inputs.begin() + static_cast<long>(p * config_.input_bytes);
-        relay_scratch_.insert(relay_scratch_.end(), at, at + config_.input_bytes);
+        relay_scratch_.insert(relay_scratch_.end(), at, at + static_cast<std::ptrdiff_t>(config_.input_bytes));
       }
     }
   }

@@ -173,7 +173,7 @@ bool PeerProtocol::take_tick(std::uint64_t tick, std::span<const std::byte> othe
       tick_scratch_.insert(tick_scratch_.end(), config_.neutral_input.begin(), config_.neutral_input.end());
     } else if (tick <= own_through_ && tick - own_first_ < own_.size() / bytes) {
       const auto from = own_.begin() + static_cast<long>((tick - own_first_) * bytes);
-      tick_scratch_.insert(tick_scratch_.end(), from, from + bytes);
+      tick_scratch_.insert(tick_scratch_.end(), from, from + static_cast<std::ptrdiff_t>(bytes));
     } else {
       drop(DropReason::malformed);  // the host relayed a tick of ours we never produced
       return false;

@@ -477,7 +477,7 @@ TEST_CASE("a host that cannot record says goodbye to everyone before it stops", 
   group.run(seconds(30), [&](Instant now) {
     if (!limited && group[0].session->tick() >= 10) {
       rlimit full = before;
-      full.rlim_cur = std::filesystem::file_size(dir.file("host.lsr")) + 16;
+      full.rlim_cur = static_cast<rlim_t>(std::filesystem::file_size(dir.file("host.lsr")) + 16);
       REQUIRE(setrlimit(RLIMIT_FSIZE, &full) == 0);
       limited = true;
     }

@@ -1,9 +1,7 @@
 // `lockstep run`: a headless session of bots, as fast as the machine goes. The last line of
 // stdout is `tick <N> hash <16 hex>`.
 
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,13 +11,13 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "stop_signal.hpp"
 #include "lockstep/engine/bot.hpp"
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/world.hpp"
 #include "lockstep/replay/recorder.hpp"
 #include "progress.hpp"
 #include "scene_options.hpp"
+#include "stop_signal.hpp"
 #include "strict_numbers.hpp"
 
 namespace lockstep::tools {

@@ -320,9 +320,10 @@ void Run::check(ScenarioReport& report) const {
   const net::TickLog& host_ticks = p_[0].session->protocol().ticks();
   for (std::uint32_t i = 0; i < p_.size(); ++i) {
     const Participant& p = p_[i];
-    for (std::uint64_t t = 1; t <= p.hashes.size(); ++t) {
-      const auto [it, inserted] = reference.emplace(t, std::make_pair(p.hashes[t - 1], i));
-      if (!inserted && it->second.first != p.hashes[t - 1]) {
+    for (std::size_t index = 0; index < p.hashes.size(); ++index) {
+      const std::uint64_t t = index + 1;
+      const auto [it, inserted] = reference.emplace(t, std::make_pair(p.hashes[index], i));
+      if (!inserted && it->second.first != p.hashes[index]) {
         failed("participant " + std::to_string(i) + " disagrees with participant " + std::to_string(it->second.second) +
                " on the hash of tick " + std::to_string(t));
       }

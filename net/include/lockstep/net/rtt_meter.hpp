@@ -41,7 +41,7 @@ class RttMeter {
 
   /// The median of the last samples in ms, or nothing before the first.
   [[nodiscard]] std::optional<double> median_ms() const {
-    const std::size_t n = std::min<std::size_t>(next_, k_samples);
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(next_, k_samples));
     if (n == 0) return std::nullopt;
     std::array<std::uint16_t, k_samples> sorted = samples_;
     std::sort(sorted.begin(), sorted.begin() + static_cast<long>(n));
