@@ -2,7 +2,7 @@
 
 #include "lockstep/engine/runner.hpp"
 
-namespace lockstep::net::detail {
+namespace lockstep::net {
 
 std::string describe_event(const ProtocolEvent& e, const std::string& name, const SessionParameters& p,
                            std::uint64_t countdown_ms, const NetSimConfig& netsim) {
@@ -40,4 +40,4 @@ std::string describe_event(const ProtocolEvent& e, const std::string& name, cons
   return {};
 }
 
-}  // namespace lockstep::net::detail
+}  // namespace lockstep::net

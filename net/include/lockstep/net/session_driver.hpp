@@ -49,13 +49,11 @@ class RealClock {
   std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
 };
 
-namespace detail {
-
-/// People's lines for a participant's events.
+/// A person's line for one of a participant's events ("peer: player 2 is gone at tick 310 …"),
+/// or "" for events not worth a line. `name` starts the line; `countdown_ms` and `netsim` are
+/// what a host's "session starts" line says.
 std::string describe_event(const ProtocolEvent& event, const std::string& name, const SessionParameters& parameters,
-                           std::uint64_t countdown_ms, const NetSimConfig& netsim);
-
-}  // namespace detail
+                           std::uint64_t countdown_ms = 0, const NetSimConfig& netsim = {});
 
 /// Runs `session` over `socket` until it ends, pumping `io` a millisecond at a time.
 template <Simulation S>
@@ -83,7 +81,7 @@ DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_contex
     for (ProtocolEvent event; session.poll_event(event);) {
       const std::optional<Instant> start = session.protocol().start_time();
       const auto countdown_ms = start && *start > now ? (*start - now).count() / 1000 : 0;
-      const std::string line = detail::describe_event(event, options.name, session.parameters(),
+      const std::string line = describe_event(event, options.name, session.parameters(),
                                                       static_cast<std::uint64_t>(countdown_ms), options.netsim);
       if (!line.empty()) options.log(line);
     }

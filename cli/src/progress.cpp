@@ -1,10 +1,10 @@
-#include "progress.hpp"
+#include "lockstep/cli/progress.hpp"
 
 #include <unistd.h>
 
 #include <cstdio>
 
-namespace lockstep::tools {
+namespace lockstep::cli {
 
 Progress::Progress(std::string label, std::uint64_t total)
     : label_(std::move(label)),
@@ -36,4 +36,4 @@ void Progress::finish() {
   drawn_ = false;
 }
 
-}  // namespace lockstep::tools
+}  // namespace lockstep::cli

@@ -1,30 +1,33 @@
-// `lockstep run`: a headless session of bots, as fast as the machine goes. The last line of
-// stdout is `tick <N> hash <16 hex>`.
+#pragma once
+// `run`: a headless session of bots, as fast as the machine goes. The last line of stdout is
+// `tick <N> hash <16 hex>`. Generic over the simulation; its hooks add configuration options.
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "commands.hpp"
-#include "lockstep/engine/bot.hpp"
+#include "lockstep/cli/command.hpp"
+#include "lockstep/cli/hooks.hpp"
+#include "lockstep/cli/numbers.hpp"
+#include "lockstep/cli/progress.hpp"
+#include "lockstep/cli/stop_signal.hpp"
+#include "lockstep/cli/detail/text.hpp"
 #include "lockstep/engine/runner.hpp"
-#include "lockstep/engine/world.hpp"
 #include "lockstep/replay/recorder.hpp"
-#include "progress.hpp"
-#include "scene_options.hpp"
-#include "stop_signal.hpp"
-#include "strict_numbers.hpp"
 
-namespace lockstep::tools {
-namespace {
+namespace lockstep::cli::detail {
 
+
+template <class S>
 struct RunOptions {
-  SceneOptions scene;
+  typename ConfigOptions<S>::Type config;
+  std::uint64_t seed = 1;
   std::uint64_t ticks = 600;
   std::uint32_t players = 0;
   std::string hash_log;
@@ -38,7 +41,7 @@ struct RunOptions {
 
 /// Refuses two outputs that name one file, before either is opened (opening the hash log
 /// truncates it, which would destroy a recording of the same name).
-void require_distinct_outputs(const std::string& record, const std::string& hash_log) {
+inline void require_distinct_outputs(const std::string& record, const std::string& hash_log) {
   if (record.empty() || hash_log.empty()) return;
   std::error_code error_a;
   std::error_code error_b;
@@ -52,50 +55,58 @@ void require_distinct_outputs(const std::string& record, const std::string& hash
 
 /// Keyframes are checked against the recorded hash of their tick: with no hashes kept
 /// (`--hash-every 0`), the default is no keyframes rather than a refusal.
-replay::RecordOptions record_options(const RunOptions& options) {
+template <class S>
+replay::RecordOptions record_options(const RunOptions<S>& options) {
   const bool keyframes_given = options.keyframe_option->count() > 0;
   return {options.hash_every, options.hash_every == 0 && !keyframes_given ? 0u : options.keyframe_every};
 }
 
-void run(const RunOptions& options, int* exit_code) {
+/// The configuration `run` and `host` ask for: the hooks' options, or S's default configuration.
+template <class S>
+typename S::Config config_from(const typename ConfigOptions<S>::Type& options, std::optional<std::uint32_t> players) {
+  if constexpr (HasConfigOptions<S>) {
+    Result<typename S::Config> config = Hooks<S>::config(options, players);
+    if (!config) throw CommandError{config.error().message};
+    return std::move(config).value();
+  } else {
+    return typename S::Config{};
+  }
+}
+
+template <class S>
+void run(const RunOptions<S>& options, int* exit_code) {
   require_distinct_outputs(options.record, options.hash_log);
-  const WorldConfig config = world_config_from(
-      options.scene, options.players_option->count() > 0 ? std::optional(options.players) : std::nullopt);
+  const std::optional<std::uint32_t> players =
+      options.players_option != nullptr && options.players_option->count() > 0 ? std::optional(options.players)
+                                                                                 : std::nullopt;
+  const typename S::Config config = config_from<S>(options.config, players);
   std::ofstream hash_log;
   if (!options.hash_log.empty()) {
     hash_log.open(options.hash_log, std::ios::out | std::ios::trunc);
     if (!hash_log) throw CommandError{"cannot write the hash log '" + options.hash_log + "'"};
   }
 
-  Result<Runner<World>> created = Runner<World>::create(config, options.scene.seed);
+  Result<Runner<S>> created = Runner<S>::create(config, options.seed);
   if (!created) throw CommandError{created.error().message};
-  Runner<World>& runner = created.value();
-  const World& world = runner.simulation();
-
-  char extent[64] = "";
-  if (world.params().walls) {
-    std::snprintf(extent, sizeof extent, " (%ldx%ld px)", static_cast<long>(world.params().max_px.x),
-                  static_cast<long>(world.params().max_px.y));
-  }
-  std::printf("scene %s%s: %u bodies, %u springs, %u rope links, %u players (bots), seed %llu\n",
-              std::string(scene_name(config.scene)).c_str(), extent, world.body_count(),
-              world.spring_count(), world.link_count(), config.players,
-              static_cast<unsigned long long>(options.scene.seed));
-  std::printf("stepping %llu ticks at %u Hz, %u substeps, %s integrator%s\n",
-              static_cast<unsigned long long>(options.ticks), config.tick_rate_hz, config.substeps,
-              std::string(integrator_name(config.integrator)).c_str(),
+  Runner<S>& runner = created.value();
+  const std::uint32_t player_count = runner.simulation().players();
+  std::printf("%s\n", describe_run(runner.simulation(), config, options.seed).c_str());
+  const std::uint32_t tick_rate = tick_rate_hz<S>(config);
+  std::printf("stepping %llu ticks%s%s\n", static_cast<unsigned long long>(options.ticks),
+              tick_rate > 0 ? (" at " + std::to_string(tick_rate) + " Hz").c_str() : "",
               options.sync_test ? ", sync test on every tick" : "");
   std::fflush(stdout);
 
+  using Bot = decltype(make_bot<S>(0, 0));
   std::vector<Bot> bots;
-  for (std::uint32_t p = 0; p < config.players; ++p) bots.emplace_back(options.scene.seed, p);
-  std::vector<ButtonInput> inputs(config.players);
+  for (std::uint32_t p = 0; p < player_count; ++p) bots.push_back(make_bot<S>(options.seed, p));
+  std::vector<typename S::Input> inputs(player_count);
   if (hash_log) hash_log << 0 << ' ' << hash_hex(runner.hash()) << '\n';
 
-  std::optional<replay::Recorder<World>> recorder;
+  std::optional<replay::Recorder<S>> recorder;
   if (!options.record.empty()) {
-    Result<replay::Recorder<World>> created_recorder = replay::Recorder<World>::create(
-        options.record, config, options.scene.seed, runner, record_options(options));
+    Result<replay::Recorder<S>> created_recorder = replay::Recorder<S>::create(
+        options.record, config, options.seed, runner, record_options(options));
     if (!created_recorder) throw CommandError{created_recorder.error().message};
     recorder.emplace(std::move(created_recorder).value());
   }
@@ -104,7 +115,7 @@ void run(const RunOptions& options, int* exit_code) {
   Progress progress("run", options.ticks);
   const auto start = std::chrono::steady_clock::now();
   for (std::uint64_t t = 1; t <= options.ticks && stop_signal() == 0; ++t) {
-    for (std::uint32_t p = 0; p < config.players; ++p) inputs[p] = bots[p].next();
+    for (std::uint32_t p = 0; p < player_count; ++p) inputs[p] = bots[p].next();
     Result<std::uint64_t> hash =
         options.sync_test ? runner.step_sync_test(inputs) : runner.step(inputs);
     if (!hash) {
@@ -150,25 +161,26 @@ void run(const RunOptions& options, int* exit_code) {
   }
 
   const double rate = seconds > 0.0 ? static_cast<double>(options.ticks) / seconds : 0.0;
-  std::printf("done in %.3f s: %.0f ticks/s, %.1fx real time\n", seconds, rate,
-              rate / config.tick_rate_hz);
+  std::printf("done in %.3f s: %.0f ticks/s%s\n", seconds, rate,
+              tick_rate > 0 ? (", " + one_decimal(rate / tick_rate) + "x real time").c_str() : "");
   std::printf("tick %llu hash %s\n", static_cast<unsigned long long>(runner.tick()),
               hash_hex(runner.hash()).c_str());
   *exit_code = k_exit_ok;
 }
 
-}  // namespace
-
-void add_run_command(CLI::App& app, int* exit_code) {
-  auto options = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "run", "Run a headless session of bots and print the final state hash");
+/// Registers `run` for S on `cmd` (made by cli::main, which adds --sim when it has several).
+template <class S>
+void add_run_command(CLI::App* cmd, int* exit_code) {
+  auto options = std::make_shared<RunOptions<S>>();
   cmd->add_option("--ticks", options->ticks, "Ticks to step (default 600)")
       ->check(whole_number(0, 1'000'000'000));
-  options->players_option = cmd->add_option("--players", options->players,
-                                            "Players, each played by a bot (1 to 8)")
-                                ->check(whole_number(1, k_max_players));
-  add_scene_options(cmd, options->scene);
+  if constexpr (HasConfigOptions<S>) {
+    options->players_option = cmd->add_option("--players", options->players, "Players, each played by a bot")
+                                  ->check(whole_number(1, replay::k_max_players));
+    Hooks<S>::add_options(*cmd, options->config);
+  }
+  cmd->add_option("--seed", options->seed, "Session seed (the initial state and the bots; default 1)")
+      ->check(whole_number());
   cmd->add_option("--hash-log", options->hash_log,
                   "Write '<tick> <hash>' for every tick from 0 to N to this file");
   cmd->add_flag("--sync-test", options->sync_test,
@@ -180,7 +192,7 @@ void add_run_command(CLI::App& app, int* exit_code) {
   options->keyframe_option = cmd->add_option("--keyframe-every", options->keyframe_every,
                   "Record a snapshot every K ticks for seeking (default 3600; 0: none)")
       ->check(whole_number(0, std::numeric_limits<std::uint32_t>::max()));
-  cmd->callback([options, exit_code] { run(*options, exit_code); });
+  cmd->callback([options, exit_code] { run<S>(*options, exit_code); });
 }
 
-}  // namespace lockstep::tools
+}  // namespace lockstep::cli::detail

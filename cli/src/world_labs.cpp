@@ -7,12 +7,13 @@
 #include <thread>
 #include <vector>
 
-#include "commands.hpp"
+#include "lockstep/cli/command.hpp"
+#include "lockstep/cli/world_hooks.hpp"
 #include "lockstep/engine/integrator.hpp"
-#include "strict_numbers.hpp"
+#include "lockstep/cli/numbers.hpp"
 #include "svg_plot.hpp"
 
-namespace lockstep::tools {
+namespace lockstep::cli {
 namespace {
 
 // --- lab ball --------------------------------------------------------------------------------
@@ -161,7 +162,7 @@ void lab_energy(const EnergyOptions& options) {
 
 }  // namespace
 
-void add_lab_commands(CLI::App& app, int* exit_code) {
+void Hooks<World>::add_commands(CLI::App& app, int* exit_code) {
   CLI::App* lab = app.add_subcommand("lab", "Experiments with fixed steps and integrators");
   lab->require_subcommand(1);
 
@@ -196,4 +197,4 @@ void add_lab_commands(CLI::App& app, int* exit_code) {
   });
 }
 
-}  // namespace lockstep::tools
+}  // namespace lockstep::cli

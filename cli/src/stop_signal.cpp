@@ -1,9 +1,9 @@
-#include "stop_signal.hpp"
+#include "lockstep/cli/stop_signal.hpp"
 
 #include <atomic>
 #include <csignal>
 
-namespace lockstep::tools {
+namespace lockstep::cli {
 namespace {
 
 std::atomic<int> g_stop_signal{0};
@@ -20,4 +20,4 @@ void catch_stop_signals() {
 
 int stop_signal() { return g_stop_signal.load(); }
 
-}  // namespace lockstep::tools
+}  // namespace lockstep::cli

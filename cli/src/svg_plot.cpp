@@ -5,7 +5,7 @@
 #include <fstream>
 #include <limits>
 
-namespace lockstep::tools {
+namespace lockstep::cli {
 namespace {
 
 constexpr double k_width = 800.0;
@@ -123,4 +123,4 @@ bool write_svg_plot(const std::string& path, const PlotSpec& spec,
   return static_cast<bool>(out);
 }
 
-}  // namespace lockstep::tools
+}  // namespace lockstep::cli

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace lockstep::tools {
+namespace lockstep::cli {
 
 struct PlotSeries {
   std::string name;
@@ -25,4 +25,4 @@ struct PlotSpec {
 bool write_svg_plot(const std::string& path, const PlotSpec& spec,
                     const std::vector<PlotSeries>& series);
 
-}  // namespace lockstep::tools
+}  // namespace lockstep::cli

@@ -1,4 +1,5 @@
-// `lockstep host`, `join` and `spectate`: thin drivers of net::Session<World> over real UDP.
+#pragma once
+// `host`, `join` and `spectate`: thin drivers of net::Session<S> over real UDP.
 // Each prints network statistics once a second and at the end, and finishes with exactly
 // `tick <N> hash <16 hex>`. Exit codes: 0 finished, 1 desync, 2 bad arguments or refused,
 // 3 the network failed, 128 + N stopped by signal N.
@@ -10,18 +11,17 @@
 #include <random>
 #include <string>
 
-#include "commands.hpp"
-#include "lockstep/engine/bot.hpp"
-#include "lockstep/engine/world.hpp"
+#include "lockstep/cli/command.hpp"
+#include "lockstep/cli/detail/run_command.hpp"
+#include "lockstep/cli/hooks.hpp"
+#include "lockstep/cli/numbers.hpp"
+#include "lockstep/cli/stop_signal.hpp"
 #include "lockstep/net/host_port.hpp"
 #include "lockstep/net/session_driver.hpp"
-#include "scene_options.hpp"
-#include "stop_signal.hpp"
-#include "strict_numbers.hpp"
 
-namespace lockstep::tools {
-namespace {
+namespace lockstep::cli::detail {
 
+template <class S>
 struct NetOptions {
   // host
   std::uint16_t port = 7777;
@@ -32,7 +32,8 @@ struct NetOptions {
   std::uint32_t tick_rate_hz = 60;
   std::uint32_t notify_ms = 1000;
   std::uint32_t wait_timeout_s = 0;
-  SceneOptions scene;
+  std::uint64_t seed = 1;
+  typename ConfigOptions<S>::Type config;
   // everyone
   std::string host;
   bool bot = false;
@@ -44,20 +45,22 @@ struct NetOptions {
   std::uint32_t timeout_ms = 5000;
 };
 
-std::uint64_t random_u64() {
+inline std::uint64_t random_u64() {
   std::random_device device;  // tokens and cookies must not be guessable; not simulation state
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
 }
 
-net::NetSimConfig netsim_of(const NetOptions& o) {
+template <class S>
+net::NetSimConfig netsim_of(const NetOptions<S>& o) {
   if (o.netsim.empty()) return {};
   Result<net::NetSimConfig> netsim = net::parse_netsim(o.netsim);
   if (!netsim) throw CommandError{netsim.error().message};
   return netsim.value();
 }
 
-net::DriverOptions<World> driver_options(const NetOptions& o, const std::string& name) {
-  net::DriverOptions<World> d;
+template <class S>
+net::DriverOptions<S> driver_options(const NetOptions<S>& o, const std::string& name) {
+  net::DriverOptions<S> d;
   // SIGINT and SIGTERM make a participant leave cleanly in every phase: a peer says goodbye, a
   // host ends the session; recordings are finished either way.
   catch_stop_signals();
@@ -65,9 +68,9 @@ net::DriverOptions<World> driver_options(const NetOptions& o, const std::string&
   d.name = name;
   d.netsim = netsim_of(o);
   if (o.bot) {
-    auto bot = std::make_shared<std::optional<Bot>>();
+    auto bot = std::make_shared<std::optional<decltype(make_bot<S>(0, 0))>>();
     d.input = [bot](std::uint32_t slot, std::uint64_t seed, std::uint64_t) {
-      if (!bot->has_value()) bot->emplace(seed, slot);
+      if (!bot->has_value()) bot->emplace(make_bot<S>(seed, slot));
       return (*bot)->next();
     };
   }
@@ -78,16 +81,15 @@ net::DriverOptions<World> driver_options(const NetOptions& o, const std::string&
   return d;
 }
 
-void perturb_if_asked(net::Session<World>& session, const NetOptions& o) {
-  if (o.perturb_tick == 0) return;
-  session.debug_perturb(o.perturb_tick, [](World& world) {
-    const BodyId body{1};
-    const Vec2 v = world.velocity(body);
-    world.set_velocity(body, {v.x + 1e-6, v.y});
-  });
+template <class S>
+void perturb_if_asked(net::Session<S>& session, const NetOptions<S>& o) {
+  if constexpr (HasPerturb<S>) {
+    if (o.perturb_tick != 0) session.debug_perturb(o.perturb_tick, [](S& sim) { Hooks<S>::perturb(sim); });
+  }
 }
 
-int report(const net::DriveResult& driven, const NetOptions& o) {
+template <class S>
+int report(const net::DriveResult& driven, const NetOptions<S>& o) {
   const net::SessionResult& r = driven.session;
   std::fflush(stdout);
   int code = 3;
@@ -126,8 +128,9 @@ int report(const net::DriveResult& driven, const NetOptions& o) {
   return code;
 }
 
-void host_command(const NetOptions& o, int* exit_code) {
-  const WorldConfig config = world_config_from(o.scene, o.players);
+template <class S>
+void host_command(const NetOptions<S>& o, int* exit_code) {
+  const typename S::Config config = config_from<S>(o.config, o.players);
   net::HostConfig host;
   host.relay = o.relay;
   host.end_tick = o.ticks;
@@ -140,12 +143,12 @@ void host_command(const NetOptions& o, int* exit_code) {
   host.evidence_dir = o.evidence_dir;
   host.secret = random_u64() | 1;
   host.random = random_u64;
-  const net::DriverOptions<World> driver = driver_options(o, "host");
+  const net::DriverOptions<S> driver = driver_options(o, "host");
   boost::asio::io_context io;
   Result<std::unique_ptr<net::UdpSocket>> socket = net::UdpSocket::bind(io, o.port, driver.netsim);
   if (!socket) throw CommandError{socket.error().message, 3};
   const net::RealClock clock;
-  Result<net::Session<World>> session = net::Session<World>::host(config, o.scene.seed, host, clock.now());
+  Result<net::Session<S>> session = net::Session<S>::host(config, o.seed, host, clock.now());
   if (!session) throw CommandError{session.error().message};
   perturb_if_asked(session.value(), o);
   const net::SessionParameters& p = session->parameters();
@@ -156,7 +159,8 @@ void host_command(const NetOptions& o, int* exit_code) {
   *exit_code = report(net::drive(session.value(), *socket.value(), io, clock, driver), o);
 }
 
-void join_command(const NetOptions& o, net::Role role, int* exit_code) {
+template <class S>
+void join_command(const NetOptions<S>& o, net::Role role, int* exit_code) {
   Result<net::Endpoint> at = net::parse_host_port(o.host);
   if (!at) throw CommandError{at.error().message};
   net::JoinConfig join;
@@ -166,12 +170,12 @@ void join_command(const NetOptions& o, net::Role role, int* exit_code) {
   join.record = o.record;
   join.evidence_dir = o.evidence_dir;
   join.nonce = random_u64() | 1;
-  const net::DriverOptions<World> driver = driver_options(o, role == net::Role::player ? "peer" : "spectator");
+  const net::DriverOptions<S> driver = driver_options(o, role == net::Role::player ? "peer" : "spectator");
   boost::asio::io_context io;
   Result<std::unique_ptr<net::UdpSocket>> socket = net::UdpSocket::open_for(io, join.host, driver.netsim);
   if (!socket) throw CommandError{socket.error().message, 3};
   const net::RealClock clock;
-  Result<net::Session<World>> session = net::Session<World>::join(join, clock.now());
+  Result<net::Session<S>> session = net::Session<S>::join(join, clock.now());
   if (!session) throw CommandError{session.error().message};
   perturb_if_asked(session.value(), o);
   driver.log(driver.name + ": asking the host at " + o.host + " to join" +
@@ -179,7 +183,8 @@ void join_command(const NetOptions& o, net::Role role, int* exit_code) {
   *exit_code = report(net::drive(session.value(), *socket.value(), io, clock, driver), o);
 }
 
-void add_common(CLI::App* cmd, NetOptions& o, bool player) {
+template <class S>
+void add_common(CLI::App* cmd, NetOptions<S>& o, bool player) {
   if (player) cmd->add_flag("--bot", o.bot, "Play with the seeded bot input generator (unattended)");
   cmd->add_option("--record", o.record, "Record the session as a replay file");
   cmd->add_option("--netsim", o.netsim,
@@ -189,47 +194,47 @@ void add_common(CLI::App* cmd, NetOptions& o, bool player) {
   cmd->add_option("--timeout-ms", o.timeout_ms, "Silence after which the other side is gone (default 5000)")
       ->check(whole_number(100, 600'000));
   cmd->add_option("--stats-json", o.stats_json, "On exit, write the network statistics to FILE as one JSON object");
-  if (player) {
+  if (player && HasPerturb<S>) {
     cmd->add_option("--debug-perturb-tick", o.perturb_tick, "Test only: nudge one value of this state after tick T")
         ->check(whole_number());
   }
 }
 
-}  // namespace
-
-void add_net_commands(CLI::App& app, int* exit_code) {
-  auto host = std::make_shared<NetOptions>();
-  CLI::App* host_cmd = app.add_subcommand("host", "Host a networked lockstep session over UDP");
+/// Registers `host` for S on `cmd`.
+template <class S>
+void add_host_command(CLI::App* host_cmd, int* exit_code) {
+  auto host = std::make_shared<NetOptions<S>>();
   host_cmd->add_option("--port", host->port, "UDP port to listen on, IPv6 and IPv4 (default 7777)")
       ->check(whole_number(1, 65535));
-  host_cmd->add_option("--players", host->players, "Player slots, the host's included unless --relay (default 2)")
-      ->check(whole_number(1, net::k_max_players));
+  if constexpr (HasConfigOptions<S>) {
+    host_cmd->add_option("--players", host->players, "Player slots, the host's included unless --relay (default 2)")
+        ->check(whole_number(1, net::k_max_players));
+  }
   host_cmd->add_flag("--relay", host->relay, "Relay only: the host plays no slot");
   host_cmd->add_option("--ticks", host->ticks, "The session ends after this tick (default 600)")
       ->check(whole_number(1, std::uint64_t{1} << 32));
   host_cmd->add_option("--input-delay", host->input_delay, "Input delay D in ticks (default 2)")->check(whole_number(0, 60));
   host_cmd->add_option("--tick-rate", host->tick_rate_hz, "Ticks per second; every participant paces by it (default 60)")
       ->check(whole_number(1, 1000));
-  add_scene_options(host_cmd, host->scene);
+  if constexpr (HasConfigOptions<S>) Hooks<S>::add_options(*host_cmd, host->config);
+  host_cmd->add_option("--seed", host->seed, "Session seed (the initial state and the bots; default 1)")
+      ->check(whole_number());
   host_cmd->add_option("--notify-ms", host->notify_ms, "Silence after which a player is reported interrupted (default 1000)")
       ->check(whole_number(50, 600'000));
   host_cmd->add_option("--wait-timeout", host->wait_timeout_s,
                        "Give up (exit 3) when the slots are not filled within SECONDS (default: wait forever)")
       ->check(whole_number(1, 86'400));
   add_common(host_cmd, *host, true);
-  host_cmd->callback([host, exit_code] { host_command(*host, exit_code); });
-
-  auto join = std::make_shared<NetOptions>();
-  CLI::App* join_cmd = app.add_subcommand("join", "Join a session as a player");
-  join_cmd->add_option("host", join->host, "HOST:PORT of the session's host ([ADDRESS]:PORT for IPv6)")->required();
-  add_common(join_cmd, *join, true);
-  join_cmd->callback([join, exit_code] { join_command(*join, net::Role::player, exit_code); });
-
-  auto spectate = std::make_shared<NetOptions>();
-  CLI::App* spectate_cmd = app.add_subcommand("spectate", "Watch a session: receive the inputs and step with them");
-  spectate_cmd->add_option("host", spectate->host, "HOST:PORT of the session's host ([ADDRESS]:PORT for IPv6)")->required();
-  add_common(spectate_cmd, *spectate, false);
-  spectate_cmd->callback([spectate, exit_code] { join_command(*spectate, net::Role::spectator, exit_code); });
+  host_cmd->callback([host, exit_code] { host_command<S>(*host, exit_code); });
 }
 
-}  // namespace lockstep::tools
+/// Registers `join` (a player) or `spectate` for S on `cmd`.
+template <class S>
+void add_join_command(CLI::App* cmd, net::Role role, int* exit_code) {
+  auto join = std::make_shared<NetOptions<S>>();
+  cmd->add_option("host", join->host, "HOST:PORT of the session's host ([ADDRESS]:PORT for IPv6)")->required();
+  add_common(cmd, *join, role == net::Role::player);
+  cmd->callback([join, role, exit_code] { join_command<S>(*join, role, exit_code); });
+}
+
+}  // namespace lockstep::cli::detail

@@ -1,11 +1,11 @@
-#include "strict_numbers.hpp"
+#include "lockstep/cli/numbers.hpp"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
-namespace lockstep::tools {
+namespace lockstep::cli {
 
 CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
   const std::string range = "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
@@ -40,4 +40,4 @@ CLI::Validator finite_number() {
       "NUMBER");
 }
 
-}  // namespace lockstep::tools
+}  // namespace lockstep::cli

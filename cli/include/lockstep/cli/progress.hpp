@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace lockstep::tools {
+namespace lockstep::cli {
 
 class Progress {
  public:
@@ -34,4 +34,4 @@ class Progress {
   std::chrono::steady_clock::time_point last_draw_;
 };
 
-}  // namespace lockstep::tools
+}  // namespace lockstep::cli

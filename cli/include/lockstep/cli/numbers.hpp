@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-namespace lockstep::tools {
+namespace lockstep::cli {
 
 /// Decimal digits only, without a leading zero, from `min` to `max`.
 CLI::Validator whole_number(std::uint64_t min = 0,
@@ -18,4 +18,4 @@ CLI::Validator whole_number(std::uint64_t min = 0,
 /// A finite decimal number (no NaN, no infinity, nothing after it).
 CLI::Validator finite_number();
 
-}  // namespace lockstep::tools
+}  // namespace lockstep::cli

@@ -1,0 +1,457 @@
+#pragma once
+// `replay`, `info`, `diff` and `regress`: verifying, describing and comparing replay files, state
+// snapshots and desync evidence of any simulation the program knows, chosen by the name each
+// file records.
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <cereal/archives/json.hpp>
+
+#include "lockstep/cli/command.hpp"
+#include "lockstep/cli/detail/simulations.hpp"
+#include "lockstep/cli/detail/text.hpp"
+#include "lockstep/cli/hooks.hpp"
+#include "lockstep/cli/numbers.hpp"
+#include "lockstep/cli/progress.hpp"
+#include "lockstep/engine/snapshot.hpp"
+#include "lockstep/replay/diff.hpp"
+#include "lockstep/replay/field_report.hpp"
+#include "lockstep/replay/player.hpp"
+#include "lockstep/replay/regular_file.hpp"
+#include "lockstep/replay/replay_file.hpp"
+
+namespace lockstep::cli::detail {
+
+template <Simulation S>
+replay::Player<S> open_or_throw(replay::ReplayFile file, bool force, std::uint64_t max_state_mb) {
+  Result<replay::Player<S>> player = replay::Player<S>::open(std::move(file), force, max_state_mb << 20);
+  if (!player) throw CommandError{player.error().message};
+  return std::move(player).value();
+}
+
+inline void add_max_state_option(CLI::App* cmd, std::uint64_t& max_state_mb) {
+  cmd->add_option("--max-state-mb", max_state_mb,
+                  "Largest state (snapshot MB) to build from a file; also bounds seek caches and field "
+                  "reports (default 256)")
+      ->check(whole_number(1, 1u << 20));
+}
+
+// --- replay ----------------------------------------------------------------------------------
+
+struct ReplayOptions {
+  std::string path;
+  std::uint64_t max_state_mb = replay::k_default_max_state_bytes >> 20;
+  std::uint64_t from_tick = 0;
+  std::uint64_t to_tick = 0;
+  bool force = false;
+  CLI::Option* from_option = nullptr;
+  CLI::Option* to_option = nullptr;
+};
+
+template <Simulation S>
+void replay_command(const ReplayOptions& options, replay::ReplayFile file, int* exit_code) {
+  note_truncation(options.path, file);
+  replay::Player<S> player = open_or_throw<S>(std::move(file), options.force, options.max_state_mb);
+  const auto [from, to] = tick_range(player.start_tick(), player.last_tick(), options.from_option, options.from_tick,
+                                     options.to_option, options.to_tick);
+  if (from == to && options.from_option->count() > 0) {
+    throw CommandError{"--from-tick and --to-tick are both " + std::to_string(from) + ": an empty range, nothing to play"};
+  }
+  if (std::optional<replay::Desync> start = player.check_start()) {
+    print_desync(*start);
+    *exit_code = k_exit_failed;
+    return;
+  }
+  Progress progress("replay", to);
+  auto report = [&progress](std::uint64_t tick) { progress.update(tick & ~std::uint64_t{255}); };
+  Result<replay::PlayOutcome> outcome = player.seek(from, report);
+  if (outcome) note_distrusted_keyframes(*outcome, from);
+  if (outcome && !outcome->desync) outcome = player.play_to(to, report);
+  progress.finish();
+  if (!outcome) throw CommandError{outcome.error().message, k_exit_failed};
+  if (outcome->desync) {
+    print_desync(*outcome->desync);
+    *exit_code = k_exit_failed;
+    return;
+  }
+  const auto ticks = static_cast<unsigned long long>(to - from);
+  const std::string final_hash = hash_hex(player.runner().hash());
+  if (outcome->hashes_checked == 0) {
+    std::printf("unverified: %llu ticks played, no recorded hash in range, final hash %s\n", ticks, final_hash.c_str());
+    *exit_code = k_exit_unverified;
+    return;
+  }
+  std::printf("ok %llu ticks verified, %llu hashes checked, final hash %s\n", ticks,
+              static_cast<unsigned long long>(outcome->hashes_checked), final_hash.c_str());
+  *exit_code = k_exit_ok;
+}
+
+// --- info ------------------------------------------------------------------------------------
+
+/// The configuration as one line of JSON, when cereal's JSON archive can write it.
+template <Simulation S>
+std::string config_json(const typename S::Config& config) {
+  if constexpr (requires(cereal::JSONOutputArchive& out, typename S::Config& c) { c.serialize(out); }) {
+    std::ostringstream json;
+    {
+      cereal::JSONOutputArchive out(json, cereal::JSONOutputArchive::Options::NoIndent());
+      out(cereal::make_nvp("config", config));
+    }
+    std::string line = json.str();
+    std::replace(line.begin(), line.end(), '\n', ' ');
+    return line;
+  } else {
+    return {};
+  }
+}
+
+/// The configuration lines of `info` for a replay of S.
+template <Simulation S>
+std::string config_lines(const replay::ReplayHeader& h) {
+  typename S::Config config{};
+  try {
+    CanonicalInputArchive in(h.config);
+    in(config);
+  } catch (const cereal::Exception& e) {
+    return "config      (" + std::to_string(h.config.size()) + " bytes, malformed: " + e.what() + ")\n";
+  }
+  std::string lines = describe_config<S>(config);
+  if (const std::string json = config_json<S>(config); !json.empty()) lines += "config      " + json + "\n";
+  return lines;
+}
+
+template <class Sims>
+void info_replay(const std::string& path, int* exit_code) {
+  const replay::ReplayFile file = read_or_throw(path);
+  const replay::ReplayHeader& h = file.header;
+  bool known = false;
+  Sims::any([&]<class S>() {
+    if (h.simulation != S::k_name) return false;
+    known = true;
+    print_replay_info(path, file,
+                      h.compatibility_id == S::compatibility_id() ? "matches this build"
+                                                                  : "differs from this build's: replays will not verify",
+                      config_lines<S>(h));
+    return true;
+  });
+  if (!known) print_replay_info(path, file, "a simulation this program does not know: " + Sims::names() + " only", "");
+  *exit_code = k_exit_ok;
+}
+
+/// A snapshot read within the snapshot bound.
+inline std::vector<std::byte> read_snapshot_bytes(const std::string& path) {
+  Result<std::vector<std::byte>> bytes = replay::read_regular_file(path, replay::k_max_snapshot_bytes);
+  if (!bytes) throw CommandError{bytes.error().message};
+  return std::move(bytes).value();
+}
+
+/// A snapshot as the first simulation that decodes it (snapshots do not name their simulation):
+/// its tick, size, state hash, and with `fields` every value by the names the field report uses.
+template <class Sims>
+void info_snapshot(const std::string& path, bool fields) {
+  const std::vector<std::byte> bytes = read_snapshot_bytes(path);
+  std::string first_error;
+  const bool decoded = Sims::any([&]<class S>() {
+    S sim;
+    std::uint64_t tick = 0;
+    if (Status status = decode_snapshot<S>(bytes, sim, tick); !status) {
+      if (first_error.empty()) first_error = status.error().message;
+      return false;
+    }
+    const Runner<S> runner(sim, tick);
+    const std::string state = describe_state<S>(sim);
+    std::printf("snapshot    %s, %s bytes\n", path.c_str(), with_commas(bytes.size()).c_str());
+    std::printf("simulation  %s (the first of this program's that decodes it: a snapshot does not name its simulation)\n",
+                std::string(S::k_name).c_str());
+    std::printf("tick        %llu\n", static_cast<unsigned long long>(tick));
+    std::printf("hash        %s\n", hash_hex(runner.hash()).c_str());
+    std::printf("players     %u%s\n", sim.players(), state.empty() ? "" : (", " + state).c_str());
+    if (fields) {
+      for (const replay::Field& f : replay::list_fields(tick, sim)) std::printf("%s %s\n", f.path.c_str(), f.value.c_str());
+    }
+    return true;
+  });
+  if (!decoded) throw CommandError{"'" + path + "': " + first_error + " (as a snapshot of " + Sims::names() + ")"};
+}
+
+/// A desync evidence folder: the desync tick from config.json, the replay up to it, and the
+/// participant's own state at it.
+template <class Sims>
+void info_evidence(const std::string& folder, bool fields, int* exit_code) {
+  const std::string snapshot = folder + "/state.snapshot";
+  const std::string replay_path = folder + "/replay.lsr";
+  if (!std::filesystem::exists(snapshot) || !std::filesystem::exists(replay_path)) {
+    throw CommandError{"'" + folder + "' is not a desync evidence folder (it needs replay.lsr and state.snapshot)"};
+  }
+  std::ifstream config(folder + "/config.json");
+  const std::string json((std::istreambuf_iterator<char>(config)), std::istreambuf_iterator<char>());
+  std::smatch desync;
+  std::printf("evidence    %s: desync at tick %s\n", folder.c_str(),
+              std::regex_search(json, desync, std::regex("\"desync_tick\": ([0-9]+)")) ? desync[1].str().c_str() : "(unknown)");
+  info_replay<Sims>(replay_path, exit_code);
+  info_snapshot<Sims>(snapshot, fields);
+}
+
+struct InfoOptions {
+  std::string path;
+  bool fields = false;
+};
+
+template <class Sims>
+void info_command(const InfoOptions& options, int* exit_code) {
+  if (std::filesystem::is_directory(options.path)) return info_evidence<Sims>(options.path, options.fields, exit_code);
+  if (is_snapshot(options.path)) {
+    info_snapshot<Sims>(options.path, options.fields);
+    *exit_code = k_exit_ok;
+    return;
+  }
+  if (options.fields) throw CommandError{"--fields describes a snapshot or an evidence folder, not a replay"};
+  info_replay<Sims>(options.path, exit_code);
+}
+
+// --- diff ------------------------------------------------------------------------------------
+
+struct DiffOptions {
+  std::vector<std::string> paths;
+  bool force = false;
+  std::size_t max_fields = 40;
+  std::uint64_t max_state_mb = replay::k_default_max_state_bytes >> 20;
+};
+
+/// A desync evidence bundle's state: the snapshot a participant wrote at the desync tick.
+template <Simulation S>
+struct BundleState {
+  S sim;
+  std::uint64_t tick = 0;
+  std::uint64_t bytes = 0;  ///< the snapshot's size
+};
+
+template <Simulation S>
+BundleState<S> read_bundle_state(const std::string& folder) {
+  const std::string path = folder + "/state.snapshot";
+  if (!std::filesystem::exists(path)) {
+    throw CommandError{"'" + folder + "' is not a desync evidence folder (no state.snapshot)"};
+  }
+  const std::vector<std::byte> bytes = read_snapshot_bytes(path);
+  BundleState<S> state;
+  state.bytes = bytes.size();
+  Status decoded = decode_snapshot<S>(bytes, state.sim, state.tick);
+  if (!decoded) throw CommandError{"'" + path + "': " + decoded.error().message};
+  return state;
+}
+
+/// Two desync evidence bundles: their replays hold the same inputs, so the states each
+/// participant actually had at the desync tick are what differ.
+template <Simulation S>
+replay::DiffResult diff_bundles(const DiffOptions& options) {
+  const BundleState<S> a = read_bundle_state<S>(options.paths[0]);
+  const BundleState<S> b = read_bundle_state<S>(options.paths[1]);
+  replay::DiffResult bundle;
+  replay::report_fields(bundle, a.tick, a.sim, b.sim, std::max(a.bytes, b.bytes), options.max_state_mb << 20);
+  bundle.identical = bundle.fields.empty() && bundle.note.empty();
+  bundle.through_tick = std::min(a.tick, b.tick);
+  bundle.divergence_tick = bundle.report_tick = std::min(a.tick, b.tick);
+  return bundle;
+}
+
+template <Simulation S>
+Result<replay::DiffResult> diff_files(const DiffOptions& options, replay::ReplayFile a) {
+  note_truncation(options.paths[0], a);
+  replay::Player<S> pa = open_or_throw<S>(std::move(a), options.force, options.max_state_mb);
+  if (options.paths.size() == 1) {
+    Progress progress("diff", pa.last_tick());
+    return replay::diff_against_recording(pa, [&progress](std::uint64_t tick) { progress.update(tick); });
+  }
+  replay::ReplayFile b = read_or_throw(options.paths[1]);
+  note_truncation(options.paths[1], b);
+  replay::Player<S> pb = open_or_throw<S>(std::move(b), options.force, options.max_state_mb);
+  Progress progress("diff", std::min(pa.last_tick(), pb.last_tick()));
+  return replay::diff_replays(pa, pb, [&progress](std::uint64_t tick) { progress.update(tick); });
+}
+
+template <class Sims>
+void diff_command(const DiffOptions& options, int* exit_code) {
+  namespace fs = std::filesystem;
+  const bool bundles =
+      options.paths.size() == 2 && fs::is_directory(options.paths[0]) && fs::is_directory(options.paths[1]);
+  // A replay file names its simulation; so does a bundle's replay, when it has one (else the
+  // first simulation reads the bundles' snapshots).
+  const std::string bundle_replay = options.paths[0] + "/replay.lsr";
+  replay::ReplayFile first;
+  if (!bundles) {
+    first = read_or_throw(options.paths[0]);
+  } else if (std::filesystem::is_regular_file(bundle_replay)) {
+    first = read_or_throw(bundle_replay);
+  }
+  const std::string simulation = first.header.simulation;
+  Result<replay::DiffResult> result = fail("no replays");
+  std::string (*describe)(std::string_view) = nullptr;
+  Sims::with(simulation, [&]<class S>() {
+    describe = &replay::describe_field<S>;
+    result = bundles ? Result<replay::DiffResult>(diff_bundles<S>(options)) : diff_files<S>(options, std::move(first));
+  });
+  if (!result) throw CommandError{result.error().message, k_exit_failed};
+  if (result->identical) {
+    std::printf("identical through tick %llu\n", static_cast<unsigned long long>(result->through_tick));
+    *exit_code = k_exit_ok;
+    return;
+  }
+  std::printf("first divergence at tick %llu\n", static_cast<unsigned long long>(result->divergence_tick));
+  print_fields(*result, options.max_fields, describe);
+  *exit_code = k_exit_failed;
+}
+
+// --- regress ---------------------------------------------------------------------------------
+
+/// Relative to where the program runs (a checkout's root), never a path of the machine that built it.
+inline constexpr const char* k_default_golden_dir = "tests/golden";
+
+struct RegressOptions {
+  std::string dir = k_default_golden_dir;
+  bool update = false;
+};
+
+/// A replay file as a regression case: every recorded hash must hold.
+template <class Sims>
+RegressResult regress_replay(const std::filesystem::path& path) {
+  const std::string name = path.filename().string();
+  Result<replay::ReplayFile> file = replay::read_replay_file(path.string());
+  if (!file) {
+    std::fprintf(stderr, "error: %s\n", file.error().message.c_str());
+    return RegressResult::unreadable;
+  }
+  RegressResult result = RegressResult::unreadable;
+  Sims::with(file->header.simulation, [&]<class S>() {
+    Result<replay::Player<S>> player = replay::Player<S>::open(std::move(file).value(), false);
+    if (!player) {
+      std::fprintf(stderr, "error: '%s': %s\n", path.string().c_str(), player.error().message.c_str());
+      return;
+    }
+    Progress progress("regress " + name, player->last_tick());
+    Result<replay::PlayOutcome> outcome = player->play_to(player->last_tick(), [&progress](std::uint64_t t) { progress.update(t & ~std::uint64_t{255}); });
+    progress.finish();
+    const std::optional<replay::Desync> desync =
+        player->check_start() ? player->check_start() : outcome ? outcome->desync : std::nullopt;
+    if (!outcome && !desync) {
+      std::printf("FAIL %s: %s\n", name.c_str(), outcome.error().message.c_str());
+      result = RegressResult::failed;
+    } else if (desync) {
+      std::printf("FAIL %s: first divergent tick %llu: expected %s got %s\n", name.c_str(),
+                  static_cast<unsigned long long>(desync->tick), hash_hex(desync->expected).c_str(),
+                  hash_hex(desync->actual).c_str());
+      result = RegressResult::failed;
+    } else {
+      std::printf("PASS %s: %llu ticks, %llu hashes agree\n", name.c_str(),
+                  static_cast<unsigned long long>(player->last_tick() - player->start_tick()),
+                  static_cast<unsigned long long>(outcome->hashes_checked));
+      result = RegressResult::passed;
+    }
+  });
+  return result;
+}
+
+template <class Sims>
+void regress_command(const RegressOptions& options, int* exit_code) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::is_directory(options.dir, error)) {
+    if (options.dir == k_default_golden_dir) {
+      throw CommandError{"no golden cases in ./tests/golden: run from a lockstep checkout, or name the folder "
+                         "(regress DIR)"};
+    }
+    throw CommandError{"'" + options.dir + "' is not a directory"};
+  }
+  // Replay files are cases for every simulation; a simulation's hooks may add a kind of its own.
+  auto runs = [](const fs::path& path, bool update, RegressResult* result) {
+    if (path.extension() == ".lsr") {
+      *result = regress_replay<Sims>(path);
+      return true;
+    }
+    return Sims::any([&]<class S>() {
+      if constexpr (HasCaseKind<S>) {
+        if (path.extension() != Hooks<S>::k_case_extension) return false;
+        *result = Hooks<S>::regress_case(path, update);
+        return true;
+      } else {
+        return false;
+      }
+    });
+  };
+  std::vector<fs::path> cases;
+  for (const fs::directory_entry& entry : fs::directory_iterator(options.dir, error)) cases.push_back(entry.path());
+  std::sort(cases.begin(), cases.end());
+  int counts[3] = {0, 0, 0};
+  for (const fs::path& path : cases) {
+    RegressResult result = RegressResult::unreadable;
+    if (!runs(path, options.update, &result)) continue;
+    ++counts[static_cast<int>(result)];
+    std::fflush(stdout);
+  }
+  const auto [passed, failed, broken] = counts;
+  if (passed + failed + broken == 0) throw CommandError{"no regression cases in '" + options.dir + "'"};
+  std::printf("%d %s, %d failed%s\n", passed, options.update ? "updated" : "passed", failed,
+              broken > 0 ? (", " + std::to_string(broken) + " unreadable").c_str() : "");
+  *exit_code = broken > 0 ? k_exit_usage : failed > 0 ? k_exit_failed : k_exit_ok;
+}
+
+// --- registration ----------------------------------------------------------------------------
+
+template <class Sims>
+void add_replay_commands(CLI::App& app, int* exit_code) {
+  auto replay_options = std::make_shared<ReplayOptions>();
+  CLI::App* replay_cmd = app.add_subcommand("replay", "Re-simulate a replay and verify every recorded hash");
+  replay_cmd->add_option("file", replay_options->path, "The replay file")->required();
+  replay_options->from_option = replay_cmd->add_option(
+      "--from-tick", replay_options->from_tick, "Start at this tick (restores the nearest keyframe before it)")
+      ->check(whole_number());
+  replay_options->to_option =
+      replay_cmd->add_option("--to-tick", replay_options->to_tick, "Stop at this tick")->check(whole_number());
+  add_max_state_option(replay_cmd, replay_options->max_state_mb);
+  replay_cmd->add_flag("--force", replay_options->force,
+                       "Play even if the replay's simulation compatibility id differs from this build's");
+  replay_cmd->callback([replay_options, exit_code] {
+    replay::ReplayFile file = read_or_throw(replay_options->path);
+    const std::string simulation = file.header.simulation;
+    Sims::with(simulation, [&]<class S>() { replay_command<S>(*replay_options, std::move(file), exit_code); });
+  });
+
+  auto info_options = std::make_shared<InfoOptions>();
+  CLI::App* info_cmd = app.add_subcommand(
+      "info", "Describe a replay (header, ticks, keyframes, sizes), a snapshot, or a desync evidence folder");
+  info_cmd->add_option("path", info_options->path, "A replay file, a state snapshot, or an evidence folder")->required();
+  info_cmd->add_flag("--fields", info_options->fields, "With a snapshot or evidence: every value of the state, by name");
+  info_cmd->callback([info_options, exit_code] { info_command<Sims>(*info_options, exit_code); });
+
+  auto diff_options = std::make_shared<DiffOptions>();
+  CLI::App* diff_cmd = app.add_subcommand(
+      "diff", "Find the first tick where two replays (or a replay and its re-simulation) differ, field by field");
+  diff_cmd->add_option("files", diff_options->paths,
+                       "One replay (against its own recording), two replays, or two desync evidence folders")
+      ->required()
+      ->expected(1, 2);
+  diff_cmd->add_flag("--force", diff_options->force, "Compare even across simulation compatibility ids");
+  add_max_state_option(diff_cmd, diff_options->max_state_mb);
+  diff_cmd->add_option("--max-fields", diff_options->max_fields, "Differing fields to list (default 40)")
+      ->check(whole_number(0, 1'000'000));
+  diff_cmd->callback([diff_options, exit_code] { diff_command<Sims>(*diff_options, exit_code); });
+
+  auto regress_options = std::make_shared<RegressOptions>();
+  CLI::App* regress_cmd = app.add_subcommand(
+      "regress", "Run the regression cases in a folder headless (replay files, and golden cases) and compare every held hash");
+  regress_cmd->add_option("dir", regress_options->dir, "Folder of cases (default: tests/golden under the current directory)");
+  regress_cmd->add_flag("--update", regress_options->update,
+                        "Re-run every golden case and rewrite its hashes (and record bot inputs where asked); "
+                        "replay files are verified, never rewritten");
+  regress_cmd->callback([regress_options, exit_code] { regress_command<Sims>(*regress_options, exit_code); });
+}
+
+}  // namespace lockstep::cli::detail

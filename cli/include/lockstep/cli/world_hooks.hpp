@@ -1,0 +1,54 @@
+#pragma once
+/// The built-in world's hooks (see hooks.hpp): its scene options for `run` and `host` (--scene,
+/// --bodies, --substeps, --integrator), its bots, its descriptions, the perturbation the desync
+/// tests use, its golden regression cases and its `lab` commands. The `lockstep` program is
+/// `cli::main<World>` with these.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "lockstep/cli/hooks.hpp"
+#include "lockstep/engine/bot.hpp"
+#include "lockstep/engine/world.hpp"
+
+namespace lockstep::cli {
+
+template <>
+struct Hooks<World> {
+  struct Options {
+    std::string scene = "arena";
+    std::uint32_t bodies = 0;
+    std::uint32_t substeps = 0;
+    std::string integrator;
+    CLI::Option* bodies_option = nullptr;
+    CLI::Option* substeps_option = nullptr;
+  };
+  /// --scene, --bodies, --substeps and --integrator.
+  static void add_options(CLI::App& command, Options& options);
+  /// The scene's default configuration with what the options change; refuses one out of range.
+  static Result<WorldConfig> config(const Options& options, std::optional<std::uint32_t> players);
+
+  static Bot make_bot(std::uint64_t seed, std::uint32_t slot) { return Bot(seed, slot); }
+  /// "scene arena (1280x720 px): 1008 bodies, 4 springs, … 4 players (bots), seed 1; 8 substeps, …".
+  static std::string describe_run(const World& world, const WorldConfig& config, std::uint64_t seed);
+  static std::uint32_t tick_rate_hz(const WorldConfig& config) { return config.tick_rate_hz; }
+  /// "1008 bodies".
+  static std::string describe_state(const World& world);
+  /// The `scene` line of `info`.
+  static std::string describe_config(const WorldConfig& config);
+  /// Nudges body 1's horizontal velocity by 1e-6 px/s.
+  static void perturb(World& world);
+
+  /// `lab ball` and `lab energy`.
+  static void add_commands(CLI::App& app, int* exit_code);
+
+  /// Golden cases (replay/golden.hpp): a scene, inputs, and the hashes every 100th tick.
+  static constexpr std::string_view k_case_extension = ".golden";
+  static RegressResult regress_case(const std::filesystem::path& path, bool update);
+};
+
+}  // namespace lockstep::cli

@@ -1,0 +1,118 @@
+#include "lockstep/cli/world_hooks.hpp"
+
+#include <cstdio>
+#include <fstream>
+
+#include "lockstep/cli/numbers.hpp"
+#include "lockstep/cli/progress.hpp"
+#include "lockstep/engine/runner.hpp"
+#include "lockstep/replay/golden.hpp"
+#include "lockstep/replay/regular_file.hpp"
+
+namespace lockstep::cli {
+
+void Hooks<World>::add_options(CLI::App& command, Options& options) {
+  CLI::App* cmd = &command;
+  cmd->add_option("--scene", options.scene, "arena (default), ball or spring")
+      ->check(CLI::IsMember({"arena", "ball", "spring"}));
+  options.bodies_option =
+      cmd->add_option("--bodies", options.bodies, "Passive circles in the arena (default 1000)")
+          ->check(whole_number(0, k_max_bodies - 2000));
+  options.substeps_option = cmd->add_option("--substeps", options.substeps, "Substeps per tick (arena default 8)")
+                                ->check(whole_number(1, k_max_substeps));
+  cmd->add_option("--integrator", options.integrator, "explicit, semi-implicit (default), verlet or rk4")
+      ->check(CLI::IsMember({"explicit", "semi-implicit", "verlet", "rk4"}));
+}
+
+Result<WorldConfig> Hooks<World>::config(const Options& options, std::optional<std::uint32_t> players) {
+  const std::optional<Scene> scene = parse_scene(options.scene);
+  if (!scene) return fail("unknown scene '", options.scene, "' (arena, ball or spring)");
+  WorldConfig config = default_world_config(*scene);
+  if (players) config.players = *players;
+  if (options.bodies_option != nullptr && options.bodies_option->count() > 0) config.arena.bodies = options.bodies;
+  if (options.substeps_option != nullptr && options.substeps_option->count() > 0) config.substeps = options.substeps;
+  if (!options.integrator.empty()) {
+    const std::optional<Integrator> integrator = parse_integrator(options.integrator);
+    if (!integrator) return fail("unknown integrator '", options.integrator, "' (explicit, semi-implicit, verlet or rk4)");
+    config.integrator = *integrator;
+  }
+  if (Status valid = validate(config); !valid) return valid.error();
+  return config;
+}
+
+std::string Hooks<World>::describe_run(const World& world, const WorldConfig& config, std::uint64_t seed) {
+  char extent[64] = "";
+  if (world.params().walls) {
+    std::snprintf(extent, sizeof extent, " (%ldx%ld px)", static_cast<long>(world.params().max_px.x),
+                  static_cast<long>(world.params().max_px.y));
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "scene %s%s: %u bodies, %u springs, %u rope links, %u players (bots), seed %llu; "
+                "%u substeps, %s integrator",
+                std::string(scene_name(config.scene)).c_str(), extent, world.body_count(), world.spring_count(),
+                world.link_count(), config.players, static_cast<unsigned long long>(seed), config.substeps,
+                std::string(integrator_name(config.integrator)).c_str());
+  return line;
+}
+
+std::string Hooks<World>::describe_state(const World& world) { return std::to_string(world.body_count()) + " bodies"; }
+
+std::string Hooks<World>::describe_config(const WorldConfig& config) {
+  return "scene       " + std::string(scene_name(config.scene)) + ", " + std::to_string(config.tick_rate_hz) + " Hz, " +
+         std::to_string(config.substeps) + " substeps, " + std::string(integrator_name(config.integrator)) +
+         " integrator\n";
+}
+
+void Hooks<World>::perturb(World& world) {
+  const BodyId body{1};
+  const Vec2 v = world.velocity(body);
+  world.set_velocity(body, {v.x + 1e-6, v.y});
+}
+
+RegressResult Hooks<World>::regress_case(const std::filesystem::path& path, bool update) {
+  const std::string name = path.stem().string();
+  Result<std::vector<std::byte>> bytes = replay::read_regular_file(path.string(), replay::k_max_golden_file_bytes);
+  Result<replay::GoldenCase> golden =
+      bytes ? replay::parse_golden(std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size()), name)
+            : Result<replay::GoldenCase>(bytes.error());
+  if (!golden) {
+    std::fprintf(stderr, "error: %s\n", golden.error().message.c_str());
+    return RegressResult::unreadable;
+  }
+  Progress progress("regress " + name, golden->ticks);
+  Result<replay::GoldenOutcome> outcome =
+      replay::run_golden(golden.value(), !update, [&progress](std::uint64_t tick) { progress.update(tick); });
+  progress.finish();
+  if (!outcome) {
+    std::fprintf(stderr, "error: %s\n", outcome.error().message.c_str());
+    return RegressResult::unreadable;
+  }
+  if (update) {
+    golden->hashes = outcome->computed;
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << replay::format_golden(golden.value());
+    if (!out) {
+      std::fprintf(stderr, "error: cannot write '%s'\n", path.string().c_str());
+      return RegressResult::unreadable;
+    }
+    std::printf("updated %s: %llu ticks, %zu hashes, final %s\n", name.c_str(),
+                static_cast<unsigned long long>(golden->ticks), golden->hashes.size(),
+                hash_hex(golden->hashes.back().hash).c_str());
+    return RegressResult::passed;
+  }
+  if (outcome->pass) {
+    std::printf("PASS %s: %llu ticks, %zu hashes agree\n", name.c_str(), static_cast<unsigned long long>(golden->ticks),
+                golden->hashes.size());
+    return RegressResult::passed;
+  }
+  if (golden->hashes.empty()) {
+    std::printf("FAIL %s: no hashes held (record them with --update)\n", name.c_str());
+  } else {
+    std::printf("FAIL %s: first divergent tick %llu: expected %s got %s\n", name.c_str(),
+                static_cast<unsigned long long>(outcome->divergent_tick), hash_hex(outcome->expected).c_str(),
+                hash_hex(outcome->actual).c_str());
+  }
+  return RegressResult::failed;
+}
+
+}  // namespace lockstep::cli

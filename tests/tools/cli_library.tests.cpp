@@ -1,0 +1,102 @@
+// lockstep::cli as a user's program gets it: cli::main for two simulations at once, and the two
+// example programs of examples/ built against this tree, run as real processes on real files and
+// real UDP sockets.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "ports.hpp"
+#include "process.hpp"
+
+using lockstep::testing::ProcessResult;
+using lockstep::testing::run_process;
+using lockstep::testing::RunningProcess;
+using lockstep::testing::TempDir;
+
+namespace {
+
+const std::string k_two = TWO_SIMULATIONS_BINARY;
+const std::string k_lockstep = LOCKSTEP_BINARY;
+const std::string k_particle = PARTICLE_BINARY;
+const std::string k_duel = DUEL_BINARY;
+
+std::string hash_of(const std::string& last_line) { return last_line.substr(last_line.rfind(' ') + 1); }
+
+}  // namespace
+
+TEST_CASE("cli::main of two simulations plays each one's replays by the name they record",
+          "[tools][cli]") {
+  TempDir dir;
+  const ProcessResult walkers = run_process(k_two, {"run", "--ticks", "300", "--record", dir.file("w.lsr")});
+  REQUIRE(walkers.exit_code == 0);
+  CHECK(walkers.out.find("simulation lockstep.test.walkers: 2 players (bots)") != std::string::npos);
+  const ProcessResult world =
+      run_process(k_two, {"run", "--sim", "lockstep.world2d", "--scene", "ball", "--ticks", "300", "--record", dir.file("b.lsr")});
+  REQUIRE(world.exit_code == 0);
+  // The world's run is the lockstep program's run, hash for hash.
+  CHECK(world.last_line() == run_process(k_lockstep, {"run", "--scene", "ball", "--ticks", "300"}).last_line());
+
+  const ProcessResult walker_replay = run_process(k_two, {"replay", dir.file("w.lsr")});
+  CHECK(walker_replay.exit_code == 0);
+  CHECK(walker_replay.last_line() == "ok 300 ticks verified, 300 hashes checked, final hash " + hash_of(walkers.last_line()));
+  const ProcessResult world_replay = run_process(k_two, {"replay", dir.file("b.lsr")});
+  CHECK(world_replay.exit_code == 0);
+  CHECK(world_replay.last_line() == "ok 300 ticks verified, 300 hashes checked, final hash " + hash_of(world.last_line()));
+  CHECK(run_process(k_two, {"info", dir.file("w.lsr")}).out.find("simulation  lockstep.test.walkers") != std::string::npos);
+  CHECK(run_process(k_two, {"info", dir.file("b.lsr")}).out.find("scene       ball") != std::string::npos);
+  CHECK(run_process(k_two, {"export", dir.file("w.lsr"), "--every", "100"}).lines().size() == 4);
+
+  // Each simulation keeps its own options; a name the program does not know is refused.
+  CHECK(run_process(k_two, {"run", "--scene", "ball"}).exit_code == 2);
+  const ProcessResult unknown = run_process(k_two, {"run", "--sim", "nope"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.rfind("error: ", 0) == 0);
+  // The lockstep program knows only the built-in world, and says so.
+  const ProcessResult foreign = run_process(k_lockstep, {"replay", dir.file("w.lsr")});
+  CHECK(foreign.exit_code == 2);
+  CHECK(foreign.err.find("simulation 'lockstep.test.walkers'") != std::string::npos);
+}
+
+TEST_CASE("the particle example records, replays, describes, diffs and exports its own simulation",
+          "[tools][cli][examples]") {
+  TempDir dir;
+  const ProcessResult recorded = run_process(k_particle, {"run", "--ticks", "600", "--seed", "3", "--record", dir.file("p.lsr")});
+  REQUIRE(recorded.exit_code == 0);
+  const std::string hash = hash_of(recorded.last_line());
+  CHECK(run_process(k_particle, {"replay", dir.file("p.lsr"), "--from-tick", "100"}).last_line() ==
+        "ok 500 ticks verified, 500 hashes checked, final hash " + hash);
+  CHECK(run_process(k_particle, {"info", dir.file("p.lsr")}).out.find("simulation  example.particle") != std::string::npos);
+  REQUIRE(run_process(k_particle, {"run", "--ticks", "600", "--seed", "3", "--record", dir.file("q.lsr")}).exit_code == 0);
+  CHECK(run_process(k_particle, {"diff", dir.file("p.lsr"), dir.file("q.lsr")}).last_line() == "identical through tick 600");
+  REQUIRE(run_process(k_particle, {"run", "--ticks", "600", "--seed", "4", "--record", dir.file("r.lsr")}).exit_code == 0);
+  const ProcessResult differ = run_process(k_particle, {"diff", dir.file("p.lsr"), dir.file("r.lsr")});
+  CHECK(differ.exit_code == 1);
+  CHECK(differ.out.find("state.x: ") != std::string::npos);
+  const ProcessResult rows = run_process(k_particle, {"export", dir.file("p.lsr"), "--every", "300", "--fields", "x"});
+  REQUIRE(rows.lines().size() == 3);
+  CHECK(rows.lines()[2].find("\"tick\":600,\"hash\":\"" + hash + "\"") != std::string::npos);
+  // The particle's replays are not the built-in world's.
+  CHECK(run_process(k_lockstep, {"replay", dir.file("p.lsr")}).exit_code == 2);
+}
+
+TEST_CASE("the duel example plays a networked game from its own loop, and both sides' recordings agree",
+          "[tools][cli][examples][net]") {
+  TempDir dir;
+  const std::string port = std::to_string(lockstep::testing::free_udp_port());
+  RunningProcess server(k_duel, {"serve", "--port", port, "--ticks", "300", "--record", dir.file("red.lsr")});
+  REQUIRE(server.wait_for("waiting for blue"));
+  RunningProcess client(k_duel, {"connect", "127.0.0.1:" + port, "--record", dir.file("blue.lsr")});
+  const ProcessResult red = server.finish();
+  const ProcessResult blue = client.finish();
+  REQUIRE(red.exit_code == 0);
+  REQUIRE(blue.exit_code == 0);
+  CHECK(red.last_line().rfind("tick 300 hash ", 0) == 0);
+  CHECK(red.last_line() == blue.last_line());
+  // The game printed the state it read between ticks.
+  CHECK(red.out.find("  red (") != std::string::npos);
+  const ProcessResult replayed = run_process(k_duel, {"replay", dir.file("blue.lsr")});
+  CHECK(replayed.last_line() == "ok 300 ticks verified, 300 hashes checked, final hash " + hash_of(red.last_line()));
+  CHECK(run_process(k_duel, {"diff", dir.file("red.lsr"), dir.file("blue.lsr")}).last_line() == "identical through tick 300");
+}
