@@ -48,6 +48,16 @@ TEST_CASE("cli::main of two simulations plays each one's replays by the name the
   CHECK(run_process(k_two, {"info", dir.file("b.lsr")}).out.find("scene       ball") != std::string::npos);
   CHECK(run_process(k_two, {"export", dir.file("w.lsr"), "--every", "100"}).lines().size() == 4);
 
+  // The walkers' own options, declared through their hooks, build the recorded configuration.
+  REQUIRE(run_process(k_two, {"run", "--ring", "50", "--players", "3", "--ticks", "10", "--record", dir.file("r.lsr")})
+              .exit_code == 0);
+  const ProcessResult ring = run_process(k_two, {"info", dir.file("r.lsr")});
+  CHECK(ring.out.find("\"players\": 3") != std::string::npos);
+  CHECK(ring.out.find("\"ring\": 50") != std::string::npos);
+  const ProcessResult too_many = run_process(k_two, {"run", "--players", "9"});
+  CHECK(too_many.exit_code == 2);
+  CHECK(too_many.err == "error: walkers take 1 to 8 players, not 9\n");
+
   // Each simulation keeps its own options; a name the program does not know is refused.
   CHECK(run_process(k_two, {"run", "--scene", "ball"}).exit_code == 2);
   const ProcessResult unknown = run_process(k_two, {"run", "--sim", "nope"});

@@ -281,7 +281,9 @@ TEST_CASE("a bare lockstep lists its commands and says one is required", "[tools
 TEST_CASE("every command has help text", "[tools][help]") {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"--help"}, {"run", "--help"}, {"lab", "--help"}, {"lab", "ball", "--help"},
-           {"lab", "energy", "--help"}}) {
+           {"lab", "energy", "--help"}, {"replay", "--help"}, {"info", "--help"}, {"diff", "--help"},
+           {"regress", "--help"}, {"export", "--help"}, {"host", "--help"}, {"join", "--help"},
+           {"spectate", "--help"}}) {
     const ProcessResult r = run_lockstep(args);
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::Contains("Usage:"));

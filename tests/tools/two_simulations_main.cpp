@@ -1,9 +1,29 @@
 // A command line for two simulations at once, the walkers of the tests and the built-in world:
-// the tests check that each one's files are played by the simulation they name, and that --sim
-// chooses the one `run` and `host` start.
+// the tests check that each one's files are played by the simulation they name, that --sim
+// chooses the one `run` and `host` start, and that the walkers' configuration options, declared
+// through their hooks, reach the recorded configuration.
+
+#include <optional>
 
 #include "lockstep/cli/cli.hpp"
 #include "walker_sim.hpp"
+
+template <>
+struct lockstep::cli::Hooks<lockstep::testing::WalkerSim> {
+  struct Options {
+    std::int64_t ring = 1000;
+  };
+  static void add_options(CLI::App& command, Options& options) {
+    command.add_option("--ring", options.ring, "Places on the ring (default 1000)")->check(whole_number(2, 1'000'000));
+  }
+  static Result<testing::WalkerConfig> config(const Options& options, std::optional<std::uint32_t> players) {
+    testing::WalkerConfig config;
+    config.ring = options.ring;
+    if (players) config.players = *players;
+    if (config.players > 8) return fail("walkers take 1 to 8 players, not ", config.players);
+    return config;
+  }
+};
 
 int main(int argc, char** argv) {
   return lockstep::cli::main<lockstep::testing::WalkerSim, lockstep::World>(argc, argv, "two_simulations");
