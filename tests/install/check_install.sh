@@ -27,24 +27,22 @@ for example in particle duel; do
     -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
   cmake --build "$work/$example" -j 2 >/dev/null
 done
-"$work/particle/particle" run --ticks 300 --record "$work/p.lsr" >/dev/null
-got=$("$work/particle/particle" replay "$work/p.lsr")
-case $got in "ok 300 ticks verified, 300 hashes checked, final hash "*) ;; *) echo "particle replay: '$got'" >&2; exit 1 ;; esac
-echo "examples/particle (installed lockstep): $got"
-"$work/duel/duel" run --ticks 300 --record "$work/d.lsr" >/dev/null
-rows=$("$work/duel/duel" export "$work/d.lsr" --every 100 --fields red.score,blue.score 2>/dev/null | wc -l)
-[ "$rows" = 4 ] || { echo "duel export: $rows rows, want 4" >&2; exit 1; }
-echo "examples/duel (installed lockstep): export gives $rows rows"
-
-# pkg-config, with the compiler alone: the .pc file gives the include path, the determinism flags
-# and the libraries.
-flags=$(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig:$work/prefix/lib/$(gcc -print-multiarch 2>/dev/null)/pkgconfig" \
-  pkg-config --cflags --libs lockstep)
-case " $flags " in *" -ffp-contract=off "*) ;; *) echo "pkg-config: no -ffp-contract=off in '$flags'" >&2; exit 1 ;; esac
-"$cxx" "$src/tests/install/consumer/main.cpp" -o "$work/pc-consumer" $flags
-got=$("$work/pc-consumer")
-[ "$got" = "$want" ] || { echo "pkg-config: '$got', lockstep run: '$want'" >&2; exit 1; }
-echo "pkg-config lockstep: $got"
+# Each example's own simulation through every file command: run --record, replay, info, diff, export.
+check_example() {  # program name
+  local bin=$1 name=$2 got rows
+  "$bin" run --ticks 300 --seed 2 --record "$work/$name-a.lsr" >/dev/null
+  "$bin" run --ticks 300 --seed 2 --record "$work/$name-b.lsr" >/dev/null
+  got=$("$bin" replay "$work/$name-a.lsr")
+  case $got in "ok 300 ticks verified, 300 hashes checked, final hash "*) ;; *) echo "$name replay: '$got'" >&2; exit 1 ;; esac
+  "$bin" info "$work/$name-a.lsr" | grep -q "^simulation  example.$name, " || { echo "$name info: no simulation line" >&2; exit 1; }
+  got=$("$bin" diff "$work/$name-a.lsr" "$work/$name-b.lsr")
+  [ "$got" = "identical through tick 300" ] || { echo "$name diff: '$got'" >&2; exit 1; }
+  rows=$("$bin" export "$work/$name-a.lsr" --every 100 2>/dev/null | grep -c '^{"tick":')
+  [ "$rows" = 4 ] || { echo "$name export: $rows rows, want 4" >&2; exit 1; }
+  echo "examples/$name against the installed lockstep: run, replay, info, diff and export work"
+}
+check_example "$work/particle/particle" particle
+check_example "$work/duel/duel" duel
 
 cmake -S "$src/tests/install/consumer" -B "$work/sub" -DCMAKE_CXX_COMPILER="$cxx" \
   -DLOCKSTEP_SOURCE_DIR="$src" >/dev/null
@@ -52,6 +50,9 @@ cmake --build "$work/sub" -j 2 >/dev/null
 got=$("$work/sub/consumer")
 [ "$got" = "$want" ] || { echo "add_subdirectory: '$got', lockstep run: '$want'" >&2; exit 1; }
 echo "add_subdirectory(lockstep): $got"
+# The examples, added beside lockstep's source in the same project, use its targets.
+check_example "$work/sub/particle/particle" particle
+check_example "$work/sub/duel/duel" duel
 
 tar -C "$src" --exclude=./build --exclude=./.git -czf "$work/lockstep-src.tar.gz" .
 cmake -S "$src/tests/install/consumer" -B "$work/fetched" -DCMAKE_CXX_COMPILER="$cxx" \
