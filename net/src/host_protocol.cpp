@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 
 #include "lockstep/engine/assert.hpp"
@@ -22,6 +23,14 @@ constexpr Instant k_cookie_epoch = std::chrono::seconds(10);
 /// How far ahead a sequence number may be to move a connection to a new address.
 constexpr std::uint16_t k_rebind_window = 256;
 constexpr Instant k_rewelcome_every = milliseconds(100);
+/// The adaptive delay: reviewed this often; lowered only after this many reviews in a row found
+/// a smaller one enough (raised at once); a change applies from this far past the known ticks.
+constexpr Instant k_delay_review_every = milliseconds(250);
+constexpr std::uint32_t k_reviews_to_lower = 12;
+constexpr Instant k_delay_notice = milliseconds(500);
+/// What a delay must cover beyond the round trip: up to half a tick of send cadence at the peer
+/// and at the host, and the frame and scheduling granularity of both.
+constexpr double k_delay_margin_ticks = 1.0;
 
 }  // namespace
 
@@ -31,6 +40,7 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now) : config_(std
   parameters_ = {config_.players, config_.input_bytes, config_.tick_rate_hz, config_.input_delay,
                  config_.end_tick, config_.seed, config_.relay ? k_no_slot : std::uint8_t{0}, draw()};
   ticks_ = TickLog(config_.players, config_.input_bytes);
+  start_delay(config_.input_delay);
   held_.resize(config_.players);
   held_through_.resize(config_.players);
   for (std::uint32_t p = 0; p < config_.players; ++p) reset_slot(static_cast<std::uint8_t>(p));
@@ -199,7 +209,7 @@ void HostProtocol::take_inputs(Remote& remote, const Update& u) {
   std::vector<std::byte>& held = held_[remote.slot];
   std::uint64_t& through = held_through_[remote.slot];
   // A player produces its input for t + D + 1 once it has stepped t ≤ what the host relayed.
-  const std::uint64_t limit = std::min(config_.end_tick, ticks_.known_through() + config_.input_delay + 1);
+  const std::uint64_t limit = std::min(config_.end_tick, ticks_.known_through() + widest_delay() + 1);
   const std::size_t count = u.inputs.size() / config_.input_bytes;
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t tick = u.inputs_first_tick + i;
@@ -362,6 +372,7 @@ void HostProtocol::poll_state(Instant now) {
   switch (state_) {
     case HostState::waiting: return poll_waiting(now);
     case HostState::countdown:
+      review_delay(now);
       if (now >= *start_at_) {
         state_ = HostState::running;
         known_advanced_at_ = now;
@@ -424,6 +435,7 @@ void HostProtocol::poll_waiting(Instant now) {
 
 void HostProtocol::poll_running(Instant now) {
   watch_silences(now);
+  review_delay(now);
   if (desync_tick_ != 0) {
     state_ = HostState::ending;
     ending_since_ = now;
@@ -442,6 +454,42 @@ void HostProtocol::poll_running(Instant now) {
     return r.gone || (r.relay_ack >= config_.end_tick && (r.slot == k_no_slot || r.hash_through >= config_.end_tick));
   });
   if (all_acked || now - ending_since_ > config_.timeout_after) finish(Outcome::finished, {});
+}
+
+std::optional<std::uint32_t> HostProtocol::needed_delay() const {
+  std::optional<double> slowest;
+  for (const Remote& r : remotes_) {
+    if (r.gone || r.slot == k_no_slot) continue;
+    if (const std::optional<double> rtt = r.rtt.percentile_ms(0.95)) slowest = std::max(slowest.value_or(0.0), *rtt);
+  }
+  if (!slowest) return std::nullopt;
+  const double tick_ms = 1000.0 / std::max<std::uint32_t>(1, config_.tick_rate_hz);
+  const double ticks = std::ceil(*slowest / tick_ms + k_delay_margin_ticks);
+  return static_cast<std::uint32_t>(std::clamp(ticks, 0.0, static_cast<double>(k_max_input_delay)));
+}
+
+void HostProtocol::review_delay(Instant now) {
+  if (!config_.adaptive_delay || now < next_delay_review_) return;
+  next_delay_review_ = now + k_delay_review_every;
+  const std::optional<std::uint32_t> needed = needed_delay();
+  if (!needed || *needed == announced_delay()) {
+    lower_reviews_ = 0;
+    return;
+  }
+  if (*needed < announced_delay()) {
+    // Lower only when a smaller delay has been enough for a while: a round trip's spike passes.
+    lower_needed_ = lower_reviews_ == 0 ? *needed : std::max(lower_needed_, *needed);
+    if (++lower_reviews_ < k_reviews_to_lower) return;
+  }
+  const std::uint32_t delay = *needed < announced_delay() ? lower_needed_ : *needed;
+  lower_reviews_ = 0;
+  // Before tick 1, from the start; afterwards from a tick far enough ahead that every participant
+  // hears of it before it steps there.
+  const std::uint64_t notice = static_cast<std::uint64_t>(config_.tick_rate_hz) *
+                               static_cast<std::uint64_t>(k_delay_notice.count()) / 1'000'000;
+  const std::uint64_t from = state_ == HostState::countdown ? 1 : ticks_.known_through() + widest_delay() + notice + 1;
+  change_delay(delay, from);
+  ++slots_version_;  // the table carries the delay to everyone, acknowledged like slot changes
 }
 
 void HostProtocol::send_to_all(Instant now) {
@@ -478,10 +526,12 @@ void HostProtocol::send_relay(Remote& r, Instant now) {
   if (r.slots_acked < slots_version_) {
     m.slots_version = slots_version_;
     m.slots = slots_;
+    m.input_delay = static_cast<std::uint8_t>(announced_delay());
+    m.delay_from_tick = announced_delay_from();
   }
   m.desync_tick = desync_tick_;
   m.running = state_ == HostState::running || state_ == HostState::ending;
-  if (r.sends++ % 8 == 0) m.timing = r.rtt.outgoing(now);
+  if (RttMeter::timing_due(r.sends++)) m.timing = r.rtt.outgoing(now);
   write_relay(outbox_.next(r.endpoint), header(MessageType::relay, r.connection, r.token), m, config_.players,
               config_.input_bytes);
 }

@@ -11,6 +11,11 @@ std::string stats_json(const NetStats& s) {
     dropped += (dropped.empty() ? "\"" : ", \"") + std::string(drop_reason_name(static_cast<DropReason>(i))) +
                "\": " + std::to_string(s.dropped.counts[i]);
   }
+  std::string changes;
+  for (const DelayChange& c : s.delay_changes) {
+    changes += (changes.empty() ? "{\"tick\": " : ", {\"tick\": ") + std::to_string(c.tick) +
+               ", \"delay\": " + std::to_string(c.delay) + "}";
+  }
   char rtt[32] = "null";
   if (s.rtt_ms) std::snprintf(rtt, sizeof rtt, "%.3f", *s.rtt_ms);
   return "{\"ticks\": " + std::to_string(s.ticks) + ", \"stall_ticks\": " + std::to_string(s.stall_ticks) +
@@ -18,7 +23,8 @@ std::string stats_json(const NetStats& s) {
          ", \"datagrams_sent\": " + std::to_string(s.datagrams_sent) +
          ", \"datagrams_received\": " + std::to_string(s.datagrams_received) +
          ", \"bytes_sent\": " + std::to_string(s.bytes_sent) + ", \"bytes_received\": " + std::to_string(s.bytes_received) +
-         ", \"rtt_ms\": " + rtt + ", \"input_delay\": " + std::to_string(s.input_delay) + ", \"dropped\": {" + dropped +
+         ", \"rtt_ms\": " + rtt + ", \"input_delay\": " + std::to_string(s.input_delay) +
+         ", \"input_delay_changes\": [" + changes + "], \"dropped\": {" + dropped +
          "}}\n";
 }
 

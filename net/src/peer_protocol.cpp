@@ -127,6 +127,7 @@ void PeerProtocol::handle_welcome(const Header& h, const Welcome& w, Instant now
   parameters_ = {w.players, w.input_bytes, w.tick_rate_hz, w.input_delay, w.end_tick, w.seed, w.slot, w.session};
   ticks_ = TickLog(w.players, w.input_bytes);
   sim_config_ = w.config;
+  start_delay(w.input_delay);
   own_first_ = w.input_delay + 1ull;
   own_through_ = w.input_delay;
   first_unacked_ = w.input_delay + 1ull;
@@ -211,6 +212,7 @@ void PeerProtocol::take_slots(const Relay& r) {
   }
   slots_ = r.slots;
   slots_version_ = *r.slots_version;
+  change_delay(r.input_delay, r.delay_from_tick);
 }
 
 // --- Own inputs and hashes ------------------------------------------------------------------
@@ -295,7 +297,7 @@ void PeerProtocol::send_update(Instant now) {
     }
     if (u.hash_count > 0) hashes_sent_through_ = std::max(hashes_sent_through_, first + u.hash_count - 1);
   }
-  if (sends_++ % 8 == 0) u.timing = rtt_.outgoing(now);
+  if (RttMeter::timing_due(sends_++)) u.timing = rtt_.outgoing(now);
   write_update(outbox_.next(config_.host), header(MessageType::update, connection_, token_), u, bytes);
 }
 

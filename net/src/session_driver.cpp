@@ -33,6 +33,8 @@ std::string describe_event(const ProtocolEvent& e, const std::string& name, cons
     case EventKind::desync: return host ? name + ": desync at tick " + tick + ": telling everyone" : std::string{};
     case EventKind::left:
       return host ? name + ": ending the session at tick " + tick : name + ": left the session at tick " + tick;
+    case EventKind::input_delay_changed:
+      return name + ": input delay " + std::to_string(e.value) + " from tick " + tick;
     case EventKind::finished:
     case EventKind::refused:
     case EventKind::network_failed: return {};

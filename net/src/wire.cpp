@@ -220,6 +220,8 @@ void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, s
       w.u8(static_cast<std::uint8_t>(m.slots[p].state));
       if (m.slots[p].state == SlotState::gone) varint(w, m.slots[p].neutral_from_tick);
     }
+    w.u8(m.input_delay);
+    varint(w, m.delay_from_tick);
   }
   if (m.desync_tick != 0) offset(w, m.desync_tick, m.first_tick);
   write_timing(w, m.timing);
@@ -383,6 +385,9 @@ Decoded<Relay> read_relay(std::span<const std::byte> d, std::uint32_t players, s
       m.slots[p].state = static_cast<SlotState>(state);
       if (m.slots[p].state == SlotState::gone) m.slots[p].neutral_from_tick = r.tick();
     }
+    m.input_delay = r.u8();
+    m.delay_from_tick = r.tick();
+    if (m.input_delay > k_max_input_delay || m.delay_from_tick == 0) r.fail();
   }
   if ((flags & k_has_desync) != 0) {
     m.desync_tick = r.tick(m.first_tick);

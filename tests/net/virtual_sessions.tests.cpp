@@ -182,6 +182,38 @@ TEST_CASE("a host, players and a spectator agree through loss, duplication, reor
   CHECK(group.agree());
 }
 
+TEST_CASE("an adaptive input delay keeps players through 60 ± 20 ms each way to under 1% stall ticks, "
+          "and every participant learns each change for the same tick",
+          "[net][session][delay]") {
+  VirtualSessions<WalkerSim> group;
+  net::NetSimConfig slow;
+  slow.delay_ms = 40;  // 40 to 80 ms each way
+  slow.jitter_ms = 40;
+  net::HostConfig host = host_config(2000, 2);
+  host.adaptive_delay = true;
+  slow.seed = 1;
+  REQUIRE(group.host({3, 1000}, 5, host, slow, walker_input).ok());
+  for (std::uint64_t i = 1; i <= 2; ++i) {
+    slow.seed = i + 1;
+    group.join(net::Role::player, join_config(), slow, walker_input);
+  }
+  REQUIRE(group.run(seconds(120)));
+  const std::vector<net::DelayChange> changes = group[0].session->stats().delay_changes;
+  REQUIRE_FALSE(changes.empty());
+  // A round trip of 80 to 160 ms is 5 to 10 ticks at 60 Hz: the delay the host settles on covers it.
+  CHECK(changes.back().delay >= 8);
+  CHECK(changes.back().delay <= 14);
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    INFO("participant " << i);
+    const net::NetStats stats = group[i].session->stats();
+    CHECK(group[i].session->result()->outcome == Outcome::finished);
+    CHECK(group[i].hashes.size() == 2000);
+    CHECK(stats.stall_ticks * 100 <= 2000);  // at most 1%
+    CHECK(stats.delay_changes.back() == changes.back());
+  }
+  CHECK(group.agree());
+}
+
 TEST_CASE("the tick rate travels in the welcome and every participant paces by it", "[net][session]") {
   VirtualSessions<WalkerSim> group;
   net::HostConfig host = host_config(60);

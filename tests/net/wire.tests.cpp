@@ -48,6 +48,8 @@ Relay sample_relay(std::vector<std::byte>& storage) {
   r.slots[0] = {SlotState::active, 0};
   r.slots[2] = {SlotState::gone, 480};
   r.slots[3] = {SlotState::interrupted, 0};
+  r.input_delay = 9;
+  r.delay_from_tick = 530;
   r.desync_tick = 499;
   r.running = true;
   return r;
@@ -139,6 +141,8 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     CHECK(back->slots[2].state == SlotState::gone);
     CHECK(back->slots[2].neutral_from_tick == 480);
     CHECK(back->slots[3].state == SlotState::interrupted);
+    CHECK(back->input_delay == 9);
+    CHECK(back->delay_from_tick == 530);
     CHECK(back->desync_tick == 499);
     CHECK(back->running);
     CHECK_FALSE(back->timing.has_value());
@@ -259,6 +263,18 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
     bad[count_at] = std::byte{0};
     CHECK(read_relay(bad, 2, 2).drop == DropReason::malformed);
     bad[count_at] = std::byte{33};
+    CHECK(read_relay(bad, 2, 2).drop == DropReason::malformed);
+    // A slot table whose input delay is over the bound (61), or applies from tick 0.
+    Relay table;
+    table.slots_version = 2;
+    table.input_delay = k_max_input_delay;
+    write_relay(bad, k_header, table, 2, 2);
+    CHECK(read_relay(bad, 2, 2).ok());
+    const std::size_t delay_at = bad.size() - 2;  // the delay, then "from tick 1" as one varint byte
+    bad[delay_at] = std::byte{k_max_input_delay + 1};
+    CHECK(read_relay(bad, 2, 2).drop == DropReason::malformed);
+    bad[delay_at] = std::byte{k_max_input_delay};
+    bad[delay_at + 1] = std::byte{0};
     CHECK(read_relay(bad, 2, 2).drop == DropReason::malformed);
   }
   SECTION("a welcome out of bounds") {

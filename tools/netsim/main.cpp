@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "lockstep/net/wire.hpp"
 #include "scenario.hpp"
 
 namespace {
@@ -51,6 +53,53 @@ int run_many(std::uint64_t count, std::uint64_t seed, bool progress) {
   return failed == 0 ? 0 : 1;
 }
 
+/// Stall ticks per 10,000 player ticks and the host's last delay, over `sessions` sessions.
+struct DelayFigure {
+  double stalls_per_10k = 0;
+  std::uint32_t min_delay = 0;
+  std::uint32_t max_delay = 0;
+  std::uint64_t failed = 0;
+};
+
+DelayFigure delay_figure(std::uint64_t sessions, std::uint32_t round_trip_ms, std::optional<std::uint32_t> delay) {
+  DelayFigure f;
+  f.min_delay = lockstep::net::k_max_input_delay;
+  std::uint64_t stalls = 0;
+  std::uint64_t ticks = 0;
+  for (std::uint64_t i = 0; i < sessions; ++i) {
+    const lockstep::netsim::ScenarioReport r = lockstep::netsim::run(lockstep::netsim::round_trip(i + 1, round_trip_ms, delay, 1200));
+    f.failed += r.ok ? 0 : 1;
+    stalls += r.stall_ticks;
+    ticks += r.player_ticks;
+    f.min_delay = std::min(f.min_delay, r.final_delay);
+    f.max_delay = std::max(f.max_delay, r.final_delay);
+  }
+  f.stalls_per_10k = ticks == 0 ? 0.0 : 10'000.0 * static_cast<double>(stalls) / static_cast<double>(ticks);
+  return f;
+}
+
+/// The adaptive delay against every fixed one, at round trips of 20, 60 and 150 ms with 20 ms of
+/// jitter: the best fixed delay is the smallest with under one stall tick per 10,000.
+void adaptive_delay_figures(std::uint64_t sessions) {
+  for (const std::uint32_t round_trip_ms : {20u, 60u, 150u}) {
+    std::string fixed;
+    std::optional<std::uint32_t> best;
+    for (std::uint32_t d = 0; d <= 16 && !best; ++d) {
+      const DelayFigure f = delay_figure(sessions, round_trip_ms, d);
+      char part[64];
+      std::snprintf(part, sizeof part, "%sD=%u %.0f", fixed.empty() ? "" : ", ", d, f.stalls_per_10k);
+      fixed += part;
+      if (f.stalls_per_10k < 1.0) best = d;
+    }
+    const DelayFigure a = delay_figure(sessions, round_trip_ms, std::nullopt);
+    std::printf("round trip %u±10 ms, 4 players, 1200 ticks at 60 Hz, %llu sessions: adaptive chose delay %u–%u, "
+                "stall ticks per 10,000 %.1f (%llu failed); best fixed delay %s; fixed: %s\n",
+                round_trip_ms, static_cast<unsigned long long>(sessions), a.min_delay, a.max_delay, a.stalls_per_10k,
+                static_cast<unsigned long long>(a.failed), best ? std::to_string(*best).c_str() : "none ≤ 16",
+                fixed.c_str());
+  }
+}
+
 /// The README's figures, from one run: the steady 4-player session at 0, 5 and 20% loss, and the
 /// generated scenarios' throughput.
 int figures(std::uint64_t sessions) {
@@ -76,6 +125,7 @@ int figures(std::uint64_t sessions) {
                 per_tick(total.peer_bytes_sent), per_tick(total.peer_bytes_received),
                 static_cast<double>(total.peer_datagrams_sent) / total.peer_seconds);
   }
+  adaptive_delay_figures(sessions);
   return run_many(sessions * 25, 1, false);
 }
 

@@ -216,6 +216,7 @@ void Run::join(std::uint32_t i, Instant now) {
     host.relay = s_.relay;
     host.end_tick = s_.ticks;
     host.input_delay = s_.input_delay;
+    host.adaptive_delay = s_.adaptive_delay;
     host.tick_rate_hz = s_.tick_rate_hz;
     host.notify_after = milliseconds(k_notify_ms);
     host.timeout_after = milliseconds(k_timeout_ms);
@@ -355,6 +356,10 @@ void Run::check(ScenarioReport& report) const {
              std::to_string(s_.ticks));
     }
     const net::NetStats stats = p.session->stats();
+    if (i == 0) {
+      report.final_delay = stats.input_delay;
+      report.delay_changes = static_cast<std::uint32_t>(stats.delay_changes.size());
+    }
     if (stats.paced && r.outcome == Outcome::finished) {
       report.stall_ticks += stats.stall_ticks;
       report.player_ticks += r.tick;
@@ -373,7 +378,8 @@ void Run::check(ScenarioReport& report) const {
 
 std::string Scenario::describe() const {
   std::string out = std::to_string(players) + " players" + (relay ? " (relay host)" : "") + ", " +
-                    std::to_string(spectators) + " spectators, delay " + std::to_string(input_delay) + ", " +
+                    std::to_string(spectators) + " spectators, delay " + std::to_string(input_delay) +
+                    (adaptive_delay ? " (adaptive)" : "") + ", " +
                     std::to_string(ticks) + " ticks at " + std::to_string(tick_rate_hz) + " Hz, trouble " + trouble_name(trouble);
   if (trouble != Trouble::none) {
     out += " of participant " + std::to_string(victim) + " at " + std::to_string(trouble_at_ms) + " ms";
@@ -439,6 +445,7 @@ Scenario generate(std::uint64_t seed) {
   s.victim = rng.below(s.participants());
   s.trouble_at_ms = rng.below(static_cast<std::uint32_t>(s.ticks * s.expected_tick_us() / 1000));
   s.trouble_ms = rng.below(2) == 0 ? 100 + rng.below(k_short_trouble_ms - 100) : k_long_trouble_ms + rng.below(2000);
+  s.adaptive_delay = rng.below(3) == 0;
   return s;
 }
 
@@ -455,6 +462,27 @@ Scenario steady(std::uint64_t seed, double loss) {
     f.loss = loss;
     f.delay_ms = 20;
     f.jitter_ms = 5;
+    f.seed = rng.next_u64();
+    s.faults.push_back(f);
+    s.frame_us.push_back(4'000 + rng.below(12'001));
+  }
+  return s;
+}
+
+Scenario round_trip(std::uint64_t seed, std::uint32_t round_trip_ms, std::optional<std::uint32_t> delay,
+                    std::uint64_t ticks) {
+  Scenario s;
+  s.seed = seed;
+  s.players = 4;
+  s.input_delay = delay.value_or(2);
+  s.adaptive_delay = !delay;
+  s.tick_rate_hz = 60;
+  s.ticks = ticks;
+  Rng rng(seed);
+  for (std::uint32_t i = 0; i < s.participants(); ++i) {
+    net::NetSimConfig f;
+    f.delay_ms = round_trip_ms / 2 - 5;  // jitter adds 0 to 10 ms each way
+    f.jitter_ms = 10;
     f.seed = rng.next_u64();
     s.faults.push_back(f);
     s.frame_us.push_back(4'000 + rng.below(12'001));

@@ -9,6 +9,7 @@
 //   - memory: datagrams in flight and queued stay bounded.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,8 @@ struct Scenario {
   std::uint32_t players = 2;     ///< slots, the host's included unless relay
   bool relay = false;
   std::uint32_t spectators = 0;
-  std::uint32_t input_delay = 2;
+  std::uint32_t input_delay = 2;  ///< the first delay, when adaptive
+  bool adaptive_delay = false;    ///< the host adapts the delay to the round trips
   std::uint32_t tick_rate_hz = 60;
   std::uint64_t ticks = 240;
   /// Faults on what each participant sends: [0] the host, then peers, then spectators.
@@ -61,6 +63,12 @@ Scenario generate(std::uint64_t seed);
 /// spectator, no trouble, 20±5 ms each way, `loss` on everything everyone sends.
 Scenario steady(std::uint64_t seed, double loss);
 
+/// A fixed scenario for the adaptive delay's figures: 4 players at 60 Hz, no trouble, no loss,
+/// a round trip of `round_trip_ms` with 20 ms of jitter (each way: half the round trip ± 5 ms),
+/// `ticks` long; the input delay `delay`, or adaptive when `delay` is nothing.
+Scenario round_trip(std::uint64_t seed, std::uint32_t round_trip_ms, std::optional<std::uint32_t> delay,
+                    std::uint64_t ticks);
+
 struct ScenarioReport {
   bool ok = true;
   std::string failure;           ///< the first broken invariant
@@ -73,6 +81,8 @@ struct ScenarioReport {
   std::uint64_t peer_datagrams_sent = 0;
   std::uint64_t peer_ticks = 0;
   double peer_seconds = 0;  ///< from each peer's start to its end
+  std::uint32_t final_delay = 0;  ///< the host's input delay at its end
+  std::uint32_t delay_changes = 0;  ///< how often the host changed it
 };
 
 /// Runs `scenario` to the end; `trace` (optional) receives every event line.

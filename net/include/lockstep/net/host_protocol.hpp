@@ -26,7 +26,10 @@ struct HostProtocolConfig {
   std::uint32_t players = 2;
   bool relay = false;                ///< the host plays no slot
   std::uint64_t end_tick = 600;
-  std::uint32_t input_delay = 2;
+  std::uint32_t input_delay = 2;     ///< D of the welcome: ticks 1 … D are neutral
+  /// Adapt the delay to the players' round trips (see HostProtocol::needed_delay): the smallest
+  /// that keeps every player from stalling, announced to everyone from a tick on.
+  bool adaptive_delay = false;
   std::uint32_t tick_rate_hz = 60;
   std::uint64_t seed = 0;            ///< the simulation's seed
   std::string sim_name;              ///< Simulation::k_name
@@ -76,6 +79,10 @@ class HostProtocol final : public LockstepProtocol {
   [[nodiscard]] std::uint64_t held_through(std::uint8_t slot) const { return held_through_[slot]; }
   /// Participants connected and not gone.
   [[nodiscard]] std::size_t connected() const;
+  /// The delay the players' round trips call for now: the slowest player's 95th-percentile round
+  /// trip (so jitter counts), plus a margin for the half-tick send cadence at each end, in whole
+  /// ticks. Nothing before a player's round trip is measured.
+  [[nodiscard]] std::optional<std::uint32_t> needed_delay() const;
 
  private:
   struct Remote {
@@ -118,6 +125,7 @@ class HostProtocol final : public LockstepProtocol {
   void forget_departed();
   [[nodiscard]] bool blocked_too_long(std::uint8_t slot, Instant now) const;
   void poll_running(Instant now);
+  void review_delay(Instant now);
   void watch_silences(Instant now);
   void finish(Outcome outcome, std::string message);
   void set_slot(std::uint8_t slot, SlotStatus status);
@@ -139,6 +147,9 @@ class HostProtocol final : public LockstepProtocol {
   std::vector<std::byte> tick_scratch_;
   std::vector<std::byte> relay_scratch_;
   Instant ending_since_{0};
+  Instant next_delay_review_{0};
+  std::uint32_t lower_reviews_ = 0;  ///< reviews in a row that found a smaller delay enough
+  std::uint32_t lower_needed_ = 0;   ///< the largest of what those reviews found
 };
 
 }  // namespace lockstep::net

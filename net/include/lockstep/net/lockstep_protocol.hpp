@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "lockstep/net/datagram_socket.hpp"
+#include "lockstep/net/delay_change.hpp"
 #include "lockstep/net/drop_reason.hpp"
 #include "lockstep/net/outbox.hpp"
 #include "lockstep/net/protocol_event.hpp"
@@ -37,6 +38,8 @@ struct SessionParameters {
   std::uint32_t players = 0;
   std::uint32_t input_bytes = 0;
   std::uint32_t tick_rate_hz = 60;
+  /// D of the welcome: ticks 1 … D are neutral for everyone. An adaptive host may change the
+  /// delay players produce their inputs with afterwards (LockstepProtocol::input_delay_after).
   std::uint32_t input_delay = 2;
   std::uint64_t end_tick = 0;  ///< the session ends after this tick
   std::uint64_t seed = 0;
@@ -92,6 +95,18 @@ class LockstepProtocol {
   /// The last tick this participant stepped.
   [[nodiscard]] std::uint64_t stepped_tick() const { return own_tick_; }
 
+  /// The input delay a player produces its inputs with once it has stepped `stepped`: the
+  /// welcome's, until the host announces another from a tick on. A delay only bounds how far
+  /// ahead inputs are produced; every tick's inputs are still the host's, so a participant that
+  /// learns of a change late stays in agreement.
+  [[nodiscard]] std::uint32_t input_delay_after(std::uint64_t stepped) const {
+    return stepped + 1 >= delay_from_ ? delay_ : previous_delay_;
+  }
+  /// Every change of the input delay this participant learnt of, in order (at most the first
+  /// k_max_delay_changes).
+  [[nodiscard]] const std::vector<DelayChange>& delay_changes() const { return delay_changes_; }
+  static constexpr std::size_t k_max_delay_changes = 1000;
+
  protected:
   LockstepProtocol() = default;
 
@@ -105,6 +120,26 @@ class LockstepProtocol {
     end_message_ = std::move(message);
   }
   void drop(DropReason reason) { drops_.add(reason); }
+  /// The welcome's delay, before any change.
+  void start_delay(std::uint32_t delay) {
+    delay_ = previous_delay_ = delay;
+    delay_from_ = 1;
+  }
+  /// From `tick` on, inputs are produced `delay` ticks ahead.
+  void change_delay(std::uint32_t delay, std::uint64_t tick) {
+    if (delay == delay_ && tick == delay_from_) return;
+    previous_delay_ = input_delay_after(own_tick_);
+    delay_ = delay;
+    delay_from_ = tick;
+    if (delay_changes_.size() < k_max_delay_changes) delay_changes_.push_back({tick, delay});
+    ProtocolEvent event = make_event(EventKind::input_delay_changed, k_no_slot, tick);
+    event.value = delay;
+    emit(std::move(event));
+  }
+  [[nodiscard]] std::uint32_t announced_delay() const { return delay_; }
+  [[nodiscard]] std::uint64_t announced_delay_from() const { return delay_from_; }
+  /// The larger of the delays that may apply now: how far ahead a player's inputs may come.
+  [[nodiscard]] std::uint32_t widest_delay() const { return std::max(delay_, previous_delay_); }
   /// Records the participant's own hash of `tick` (what it reports or compares).
   void note_own_hash(std::uint64_t tick, std::uint64_t hash) {
     own_tick_ = tick;
@@ -142,6 +177,10 @@ class LockstepProtocol {
 
  private:
   std::vector<WireHash> own_hashes_;
+  std::uint32_t delay_ = 0;
+  std::uint32_t previous_delay_ = 0;
+  std::uint64_t delay_from_ = 1;
+  std::vector<DelayChange> delay_changes_;
   std::deque<ProtocolEvent> events_;
   DropCounts drops_;
   std::optional<Outcome> outcome_;

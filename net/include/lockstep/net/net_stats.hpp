@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "lockstep/net/delay_change.hpp"
 #include "lockstep/net/drop_reason.hpp"
 
 namespace lockstep::net {
@@ -23,13 +25,15 @@ struct NetStats {
   std::uint64_t bytes_sent = 0;     ///< UDP payload
   std::uint64_t bytes_received = 0;
   std::optional<double> rtt_ms;     ///< median
-  std::uint32_t input_delay = 0;
+  std::uint32_t input_delay = 0;    ///< the delay in force at the last tick
+  std::vector<DelayChange> delay_changes;  ///< every change of an adaptive delay, in order
   DropCounts dropped;
 };
 
 /// One JSON object, keys in a fixed order: ticks, stall_ticks, behind_ticks, datagrams_sent,
 /// datagrams_received, bytes_sent, bytes_received, rtt_ms (null before a measurement),
-/// input_delay, dropped (reason → count, the reasons that occurred).
+/// input_delay, input_delay_changes ([{"tick": T, "delay": D}, …]), dropped (reason → count, the
+/// reasons that occurred).
 std::string stats_json(const NetStats& stats);
 
 /// "tick 600, rtt 0.4 ms, input delay 2, stalls 0, sent 601 dgrams 14.2 KB, received …, dropped

@@ -22,6 +22,7 @@ enum class EventKind : std::uint8_t {
   refused,           ///< peer: the host refused us, or we refused its session (`text` says why)
   network_failed,    ///< the other side is gone or never answered (`text` says why)
   left,              ///< this participant left on request
+  input_delay_changed,  ///< players produce inputs `value` ticks ahead from `tick` on (adaptive delay)
 };
 
 struct ProtocolEvent {
@@ -29,6 +30,7 @@ struct ProtocolEvent {
   std::uint8_t slot = 0xFF;
   std::uint64_t tick = 0;
   bool by_goodbye = false;  ///< gone / left_before_start: said goodbye rather than went silent
+  std::uint32_t value = 0;  ///< input_delay_changed: the new delay
   std::string text;         ///< refused and network_failed only
 };
 

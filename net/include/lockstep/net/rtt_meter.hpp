@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 
@@ -39,6 +40,10 @@ class RttMeter {
     return t;
   }
 
+  /// Whether the `sends`-th datagram to the other side carries a Timing: every one of the first
+  /// 24 (so that a round trip is known within a few hundred milliseconds), then every eighth.
+  [[nodiscard]] static bool timing_due(std::uint32_t sends) { return sends < 24 || sends % 8 == 0; }
+
   /// The median of the last samples in ms, or nothing before the first.
   [[nodiscard]] std::optional<double> median_ms() const {
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(next_, k_samples));
@@ -46,6 +51,16 @@ class RttMeter {
     std::array<std::uint16_t, k_samples> sorted = samples_;
     std::sort(sorted.begin(), sorted.begin() + static_cast<long>(n));
     return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+  }
+
+  /// The `q`-quantile (0 to 1, nearest rank) of the last samples in ms, or nothing before the first.
+  [[nodiscard]] std::optional<double> percentile_ms(double q) const {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(next_, k_samples));
+    if (n == 0) return std::nullopt;
+    std::array<std::uint16_t, k_samples> sorted = samples_;
+    std::sort(sorted.begin(), sorted.begin() + static_cast<long>(n));
+    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
+    return sorted[std::clamp<std::size_t>(rank, 1, n) - 1];
   }
 
  private:

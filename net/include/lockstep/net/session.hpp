@@ -80,6 +80,7 @@ class Session {
     p.relay = host.relay;
     p.end_tick = host.end_tick;
     p.input_delay = host.input_delay;
+    p.adaptive_delay = host.adaptive_delay;
     p.tick_rate_hz = host.tick_rate_hz;
     p.seed = seed;
     p.sim_name = std::string(S::k_name);
@@ -142,7 +143,8 @@ class Session {
   /// The tick a local input is wanted for now (players, when the clock has a tick due), or nothing.
   [[nodiscard]] std::optional<std::uint64_t> input_wanted() const {
     if (!runner_ || !is_player() || due_ == 0 || ended()) return std::nullopt;
-    const std::uint64_t limit = std::min(runner_->tick() + 1 + parameters().input_delay, parameters().end_tick);
+    const std::uint64_t limit =
+        std::min(runner_->tick() + 1 + protocol_->input_delay_after(runner_->tick()), parameters().end_tick);
     if (produced_through_ >= limit) return std::nullopt;
     return produced_through_ + 1;
   }
@@ -258,7 +260,8 @@ class Session {
     s.stall_ticks = stalls_;
     s.behind_ticks = behind_;
     s.rtt_ms = protocol_->rtt_ms();
-    s.input_delay = parameters().input_delay;
+    s.input_delay = protocol_->input_delay_after(tick());
+    s.delay_changes = protocol_->delay_changes();
     s.dropped = protocol_->drops();
     return s;
   }

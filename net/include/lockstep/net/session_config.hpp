@@ -15,7 +15,11 @@ namespace lockstep::net {
 struct HostConfig {
   bool relay = false;                 ///< play no slot: relay (and step) only
   std::uint64_t end_tick = 600;       ///< the session ends after this tick
-  std::uint32_t input_delay = 2;      ///< D, in ticks (0–60)
+  std::uint32_t input_delay = 2;      ///< D, in ticks (0–60); with adaptive_delay, the first one
+  /// Adapt the delay to the players' measured round trips and jitter, during the countdown and
+  /// while playing: the smallest that keeps every player from stalling, each change announced to
+  /// everyone from a tick on (NetStats::delay_changes lists them).
+  bool adaptive_delay = false;
   std::uint32_t tick_rate_hz = 60;    ///< travels in the welcome; everyone paces by it (1–1000)
   std::chrono::milliseconds notify_after{1000};   ///< a player silent this long is interrupted
   std::chrono::milliseconds timeout_after{5000};  ///< … and this long, gone

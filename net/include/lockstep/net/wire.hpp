@@ -25,7 +25,7 @@
 namespace lockstep::net {
 
 inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
-inline constexpr std::uint8_t k_protocol_version = 2;
+inline constexpr std::uint8_t k_protocol_version = 3;
 inline constexpr std::size_t k_header_bytes = 11;
 /// A hello is padded to this size, so that nothing the host answers before the cookie returns
 /// (a challenge, a refusal) is larger than what asked for it.
@@ -156,8 +156,12 @@ struct Relay {
   /// recipient's own when `own_slot_omitted` (a player knows its own inputs).
   std::span<const std::byte> inputs;
   bool own_slot_omitted = false;
-  std::optional<std::uint64_t> slots_version;  ///< present: `slots` holds the table of that version
+  std::optional<std::uint64_t> slots_version;  ///< present: `slots` and the delay hold that version
   SlotTable slots{};
+  /// With the table: the input delay every player produces its inputs with once it has stepped
+  /// `delay_from_tick` − 1 (the host's adaptive delay; the welcome's until it first changes).
+  std::uint8_t input_delay = 0;
+  std::uint64_t delay_from_tick = 1;
   std::uint64_t desync_tick = 0;      ///< not 0: the session desynced at this tick; stop
   bool running = false;               ///< tick 1's clock has started (a lost start is made good)
   std::optional<Timing> timing;

@@ -28,7 +28,7 @@ struct NetOptions {
   std::uint32_t players = 2;
   bool relay = false;
   std::uint64_t ticks = 600;
-  std::uint32_t input_delay = 2;
+  std::string input_delay = "auto";
   std::uint32_t tick_rate_hz = 60;
   std::uint32_t notify_ms = 1000;
   std::uint32_t wait_timeout_s = 0;
@@ -134,7 +134,9 @@ void host_command(const NetOptions<S>& o, int* exit_code) {
   net::HostConfig host;
   host.relay = o.relay;
   host.end_tick = o.ticks;
-  host.input_delay = o.input_delay;
+  // auto: the first delay is 2 (ticks 1 and 2 neutral); the host then adapts it to the players.
+  host.adaptive_delay = o.input_delay == "auto";
+  host.input_delay = host.adaptive_delay ? 2 : static_cast<std::uint32_t>(std::stoul(o.input_delay));
   host.tick_rate_hz = o.tick_rate_hz;
   host.notify_after = std::chrono::milliseconds(o.notify_ms);
   host.timeout_after = std::chrono::milliseconds(o.timeout_ms);
@@ -155,7 +157,9 @@ void host_command(const NetOptions<S>& o, int* exit_code) {
   driver.log("host: session " + hash_hex(p.session) + " on UDP port " + std::to_string(socket.value()->local_endpoint().port()) +
              ", " + std::to_string(p.players) + " players" + (o.relay ? " (relay: the host plays no slot)" : "") + ", " +
              std::to_string(p.end_tick) + " ticks at " + std::to_string(p.tick_rate_hz) + " Hz, input delay " +
-             std::to_string(p.input_delay) + ", netsim " + net::describe(driver.netsim));
+             (host.adaptive_delay ? "auto (adapts to the round trips; " + std::to_string(p.input_delay) + " to start)"
+                                  : std::to_string(p.input_delay)) +
+             ", netsim " + net::describe(driver.netsim));
   *exit_code = report(net::drive(session.value(), *socket.value(), io, clock, driver), o);
 }
 
@@ -213,7 +217,10 @@ void add_host_command(CLI::App* host_cmd, int* exit_code) {
   host_cmd->add_flag("--relay", host->relay, "Relay only: the host plays no slot");
   host_cmd->add_option("--ticks", host->ticks, "The session ends after this tick (default 600)")
       ->check(whole_number(1, std::uint64_t{1} << 32));
-  host_cmd->add_option("--input-delay", host->input_delay, "Input delay D in ticks (default 2)")->check(whole_number(0, 60));
+  host_cmd->add_option("--input-delay", host->input_delay,
+                       "Input delay: D ticks (0 to 60), or auto, the smallest that keeps every player from stalling, "
+                       "adapted to the measured round trips (default auto)")
+      ->check(CLI::IsMember({"auto"}) | whole_number(0, 60));
   host_cmd->add_option("--tick-rate", host->tick_rate_hz, "Ticks per second; every participant paces by it (default 60)")
       ->check(whole_number(1, 1000));
   if constexpr (HasConfigOptions<S>) Hooks<S>::add_options(*host_cmd, host->config);
