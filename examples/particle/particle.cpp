@@ -63,6 +63,8 @@ class Particle {
     return {};
   }
 
+  double x() const { return x_; }  // what a program draws
+
   template <class Archive>
   void serialize(Archive& ar) {  // the whole state: snapshots, hashes and field reports use it
     ar(cereal::make_nvp("x", x_), cereal::make_nvp("v", v_), cereal::make_nvp("friction", friction_));

@@ -1,5 +1,5 @@
 #pragma once
-/// Programmer errors (STYLE.md, errors tier 1): `LOCKSTEP_ASSERT(condition)` calls a replaceable
+/// Programmer errors (the first tier of errors; expected failures are result.hpp's): `LOCKSTEP_ASSERT(condition)` calls a replaceable
 /// handler that by default prints the failed condition and aborts. Never used for bad input:
 /// bytes from outside get a Result.
 

@@ -1,6 +1,6 @@
 #pragma once
 /// Explicit little-endian field writing and bounded reading for file and wire formats
-/// (STYLE.md: fixed-width fields, every length bounded before anything is allocated, no casting
+/// (fixed-width fields, every length bounded before anything is allocated, no casting
 /// a buffer to a struct).
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 #pragma once
-/// The floating-point environment lockstep's determinism needs (DESIGN.md, rules 1 and 1a), checked
+/// The floating-point environment lockstep's determinism needs (docs/DETERMINISM.md, rules 1 to 3), checked
 /// where it can be and enforced where it must be, in every translation unit that includes an
 /// engine header — a user's own simulation included, whatever build system compiles it.
 ///

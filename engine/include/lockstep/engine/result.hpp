@@ -1,5 +1,5 @@
 #pragma once
-/// Expected failures as values (STYLE.md, errors tier 2): a `Result<T>` holds a value or an
+/// Expected failures as values (the second tier of errors; programmer errors are assert.hpp's): a `Result<T>` holds a value or an
 /// `Error` with a human-readable, one-line message. g++ 12 has no std::expected.
 
 #include <cassert>

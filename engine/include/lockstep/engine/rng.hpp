@@ -1,7 +1,7 @@
 #pragma once
 /// A small, fast, portable PRNG (SplitMix64). Its whole state is one uint64, so a simulation that
-/// needs randomness inside a step keeps an Rng in its state, snapshots and hashes it (DESIGN.md,
-/// determinism rule 4). Same seed, same sequence, on every platform and compiler.
+/// needs randomness inside a step keeps an Rng in its state, snapshots and hashes it (docs/DETERMINISM.md,
+/// rule 6). Same seed, same sequence, on every platform and compiler.
 
 #include <cstdint>
 

@@ -12,7 +12,7 @@
 ///   command lines).
 /// - `std::uint32_t players() const`: how many inputs every step takes.
 /// - `Status step(std::span<const Input> inputs)`: advances one tick with exactly `players()`
-///   inputs, slot order. Deterministic: same state and inputs give the same bits (DESIGN.md rules).
+///   inputs, slot order. Deterministic: same state and inputs give the same bits (docs/DETERMINISM.md).
 ///   Reports a non-finite or blown-up state as an Error instead of continuing silently.
 /// - `template <class Archive> void serialize(Archive&)`: cereal serialisation of the *whole*
 ///   state, with every vector wrapped in `bounded()`. Snapshots, hashes and field reports all come

@@ -1,7 +1,7 @@
 #pragma once
 /// What the host and the peer protocols have in common: the sans-I/O surface a session drives.
 ///
-/// A protocol is a state machine without I/O (STYLE.md). It takes datagrams with their source and
+/// A protocol is a state machine without I/O. It takes datagrams with their source and
 /// the time, the participant's own inputs and stepped hashes; it gives datagrams to send (the
 /// outbox), typed events, and the time it next needs to be woken. It reads no clock, opens no
 /// socket, logs nothing, and allocates nothing per datagram once a session runs (the tick log

@@ -14,7 +14,7 @@
 ///       for (;;) {
 ///         if (session.input_wanted()) session.add_local_input(read_controls());
 ///         if (!session.step_ready()) break;
-///         session.step();
+///         if (!session.step().ok()) break;  // a recording that failed ends the session
 ///       }
 ///       session.send_all(socket);
 ///       draw(*session.state(), session.alpha());
