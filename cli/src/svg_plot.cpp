@@ -5,6 +5,8 @@
 #include <fstream>
 #include <limits>
 
+#include "lockstep/cli/detail/text.hpp"
+
 namespace lockstep::cli {
 namespace {
 
@@ -14,12 +16,6 @@ constexpr double k_left = 80.0;
 constexpr double k_right = 180.0;  // room for the legend
 constexpr double k_top = 50.0;
 constexpr double k_bottom = 60.0;
-
-std::string fmt(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", v);
-  return text;
-}
 
 std::string label(double v) {
   char text[32];
@@ -86,18 +82,18 @@ bool write_svg_plot(const std::string& path, const PlotSpec& spec,
   for (int i = 0; i <= 5; ++i) {
     const double x = x_min + (x_max - x_min) * i / 5.0;
     const double y = y_min + (y_max - y_min) * i / 5.0;
-    out << "<line x1=\"" << fmt(px(x)) << "\" y1=\"" << fmt(k_top + plot_h) << "\" x2=\""
-        << fmt(px(x)) << "\" y2=\"" << fmt(k_top + plot_h + 5) << "\" stroke=\"black\"/>\n";
-    out << "<text x=\"" << fmt(px(x)) << "\" y=\"" << fmt(k_top + plot_h + 20)
+    out << "<line x1=\"" << detail::one_decimal(px(x)) << "\" y1=\"" << detail::one_decimal(k_top + plot_h) << "\" x2=\""
+        << detail::one_decimal(px(x)) << "\" y2=\"" << detail::one_decimal(k_top + plot_h + 5) << "\" stroke=\"black\"/>\n";
+    out << "<text x=\"" << detail::one_decimal(px(x)) << "\" y=\"" << detail::one_decimal(k_top + plot_h + 20)
         << "\" text-anchor=\"middle\">" << label(x) << "</text>\n";
-    out << "<line x1=\"" << fmt(k_left - 5) << "\" y1=\"" << fmt(py(y)) << "\" x2=\"" << k_left
-        << "\" y2=\"" << fmt(py(y)) << "\" stroke=\"black\"/>\n";
-    out << "<text x=\"" << fmt(k_left - 8) << "\" y=\"" << fmt(py(y) + 4)
+    out << "<line x1=\"" << detail::one_decimal(k_left - 5) << "\" y1=\"" << detail::one_decimal(py(y)) << "\" x2=\"" << k_left
+        << "\" y2=\"" << detail::one_decimal(py(y)) << "\" stroke=\"black\"/>\n";
+    out << "<text x=\"" << detail::one_decimal(k_left - 8) << "\" y=\"" << detail::one_decimal(py(y) + 4)
         << "\" text-anchor=\"end\">" << label(spec.log_y ? std::pow(10.0, y) : y) << "</text>\n";
   }
-  out << "<text x=\"" << fmt(k_left + plot_w / 2) << "\" y=\"" << fmt(k_height - 15)
+  out << "<text x=\"" << detail::one_decimal(k_left + plot_w / 2) << "\" y=\"" << detail::one_decimal(k_height - 15)
       << "\" text-anchor=\"middle\">" << escape(spec.x_label) << "</text>\n";
-  out << "<text transform=\"translate(20," << fmt(k_top + plot_h / 2)
+  out << "<text transform=\"translate(20," << detail::one_decimal(k_top + plot_h / 2)
       << ") rotate(-90)\" text-anchor=\"middle\">" << escape(spec.y_label)
       << (spec.log_y ? " (log scale)" : "") << "</text>\n";
   // Series and legend.
@@ -109,14 +105,14 @@ bool write_svg_plot(const std::string& path, const PlotSpec& spec,
     for (std::size_t i = 0; i < n; i += stride) {
       if (!std::isfinite(line.y[i])) break;
       const double y = std::clamp(y_of(line.y[i]), y_min, y_max);
-      out << fmt(px(line.x[i])) << ',' << fmt(py(y)) << ' ';
+      out << detail::one_decimal(px(line.x[i])) << ',' << detail::one_decimal(py(y)) << ' ';
     }
     out << "\"/>\n";
     const double ly = k_top + 20.0 + 22.0 * static_cast<double>(s);
     const double lx = k_left + plot_w + 20.0;
-    out << "<line x1=\"" << fmt(lx) << "\" y1=\"" << fmt(ly) << "\" x2=\"" << fmt(lx + 25)
-        << "\" y2=\"" << fmt(ly) << "\" stroke=\"" << line.colour << "\" stroke-width=\"3\"/>\n";
-    out << "<text x=\"" << fmt(lx + 32) << "\" y=\"" << fmt(ly + 4) << "\">" << escape(line.name)
+    out << "<line x1=\"" << detail::one_decimal(lx) << "\" y1=\"" << detail::one_decimal(ly) << "\" x2=\"" << detail::one_decimal(lx + 25)
+        << "\" y2=\"" << detail::one_decimal(ly) << "\" stroke=\"" << line.colour << "\" stroke-width=\"3\"/>\n";
+    out << "<text x=\"" << detail::one_decimal(lx + 32) << "\" y=\"" << detail::one_decimal(ly + 4) << "\">" << escape(line.name)
         << "</text>\n";
   }
   out << "</svg>\n";

@@ -385,7 +385,8 @@ void HostProtocol::poll_state(Instant now) {
         for (const Remote& r : remotes_) {
           if (r.gone) continue;
           write_start(outbox_.next(r.endpoint), header(MessageType::start, r.connection, r.token),
-                      {static_cast<std::uint16_t>(std::min<long long>(left, 0xFFFF))});
+                      {static_cast<std::uint16_t>(std::min<long long>(left, 0xFFFF)),
+                       static_cast<std::uint8_t>(announced_delay())});
         }
         sent(now, now + k_start_send_every);
       }

@@ -48,9 +48,13 @@ void PeerProtocol::receive(const Endpoint& from, std::span<const std::byte> data
     case MessageType::start:
       if (const Decoded<Start> s = read_start(datagram); !s) {
         drop(s.drop);
-      } else if (!start_at_) {
-        start_at_ = now + std::chrono::milliseconds(s->countdown_ms);
-        state_ = PeerState::running;
+      } else {
+        // The delay from tick 1, as an adaptive host measured it in the countdown.
+        if (announced_delay_from() == 1) change_delay(s->input_delay, 1);
+        if (!start_at_) {
+          start_at_ = now + std::chrono::milliseconds(s->countdown_ms);
+          state_ = PeerState::running;
+        }
       }
       return;
     case MessageType::relay: return handle_relay(datagram, now);

@@ -176,6 +176,7 @@ void write_refuse(std::vector<std::byte>& out, const Header& h, const Refuse& m)
 void write_start(std::vector<std::byte>& out, const Header& h, const Start& m) {
   ByteWriter w = start_datagram(out, h, MessageType::start);
   w.u16(m.countdown_ms);
+  w.u8(m.input_delay);
 }
 
 void write_update(std::vector<std::byte>& out, const Header& h, const Update& m, std::uint32_t input_bytes) {
@@ -335,6 +336,8 @@ Decoded<Start> read_start(std::span<const std::byte> d) {
   WireReader r(d);
   Start m;
   m.countdown_ms = r.u16();
+  m.input_delay = r.u8();
+  if (m.input_delay > k_max_input_delay) r.fail();
   return finish(r, m);
 }
 

@@ -108,8 +108,11 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     write_refuse(out, k_header, {RefuseReason::full, 2, 0x1234, "the session is full"});
     CHECK(read_refuse(out)->text == "the session is full");
     CHECK(read_refuse(out)->nonce == 0x1234);
-    write_start(out, k_header, {250});
+    write_start(out, k_header, {250, 7});
     CHECK(read_start(out)->countdown_ms == 250);
+    CHECK(read_start(out)->input_delay == 7);
+    out.back() = std::byte{k_max_input_delay + 1};
+    CHECK(read_start(out).drop == DropReason::malformed);
   }
   SECTION("update") {
     const Update u = sample_update();

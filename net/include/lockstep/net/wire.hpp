@@ -113,6 +113,7 @@ struct Refuse {
 
 struct Start {
   std::uint16_t countdown_ms = 0;
+  std::uint8_t input_delay = 0;  ///< the delay players produce their inputs with from tick 1
 };
 
 /// Round-trip time measurement, on every eighth update and relay: the sender's clock in ms
