@@ -63,7 +63,8 @@ std::vector<const replay::Field*> ExportFormat::select(const std::vector<replay:
     }
     if (keep) kept.push_back(&field);
   }
-  for (std::size_t i = 0; i < names_.size(); ++i) {
+  // Every name must name something in the first row; later states may hold fewer values.
+  for (std::size_t i = 0; i < names_.size() && !first_row_done_; ++i) {
     if (!used[i]) {
       throw CommandError{"--fields: the state has no value named '" + names_[i] +
                          "' (names are those of info --fields on a snapshot, without 'state.')"};
@@ -75,6 +76,7 @@ std::vector<const replay::Field*> ExportFormat::select(const std::vector<replay:
 std::string ExportFormat::row(std::uint64_t tick, std::uint64_t hash, const std::vector<std::string>& inputs,
                               const std::vector<replay::Field>& fields) {
   const std::vector<const replay::Field*> kept = select(fields);
+  first_row_done_ = true;
   std::string out;
   if (!csv_) {
     out = "{\"tick\":" + std::to_string(tick) + ",\"hash\":\"" + hash_hex(hash) + "\"";

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <optional>
 #include <span>
 #include <string>
@@ -93,12 +92,15 @@ class Duel {
 
   lockstep::Status check() const {
     // A state loaded from a file or the network is checked before it is stepped.
-    if (config_.width < 2000 || config_.height < 2000 || config_.width > 1'000'000 || config_.height > 1'000'000) {
-      return lockstep::fail("the arena's size is out of range");
+    if (config_.width < 2000 || config_.height < 2000 || config_.width > 1'000'000 || config_.height > 1'000'000 ||
+        config_.reach < 1 || config_.reach > 10'000) {
+      return lockstep::fail("the arena's size or reach is out of range");
     }
     for (const Body& r : {red_, blue_}) {
       if (r.x < 0 || r.y < 0 || r.x > config_.width || r.y > config_.height) return lockstep::fail("a player is off the arena");
-      if (std::abs(r.vx) > 10'000 || std::abs(r.vy) > 10'000 || r.dash_cooldown < 0 || r.dash_cooldown > 120) {
+      // Bounds, not std::abs: a hostile INT32_MIN has no absolute value.
+      if (r.vx < -10'000 || r.vx > 10'000 || r.vy < -10'000 || r.vy > 10'000 || r.dash_cooldown < 0 ||
+          r.dash_cooldown > 120) {
         return lockstep::fail("a player moves impossibly");
       }
     }

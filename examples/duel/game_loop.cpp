@@ -49,7 +49,7 @@ int play(Session& session, lockstep::net::UdpSocket& socket, boost::asio::io_con
     while (socket.receive(from, datagram)) session.receive(from, datagram, now);
     session.update(now);
     for (;;) {
-      if (session.input_wanted()) session.add_local_input(steer(*session.state(), session.parameters().slot));
+      while (session.input_wanted()) session.add_local_input(steer(*session.state(), session.parameters().slot));
       if (!session.step_ready()) break;
       if (const lockstep::Result<bool> stepped = session.step(); !stepped.ok() || !stepped.value()) break;
     }

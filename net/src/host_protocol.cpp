@@ -488,7 +488,9 @@ void HostProtocol::review_delay(Instant now) {
   // hears of it before it steps there.
   const std::uint64_t notice = static_cast<std::uint64_t>(config_.tick_rate_hz) *
                                static_cast<std::uint64_t>(k_delay_notice.count()) / 1'000'000;
-  const std::uint64_t from = state_ == HostState::countdown ? 1 : ticks_.known_through() + widest_delay() + notice + 1;
+  const std::uint64_t from =
+      state_ == HostState::countdown ? 1 : ticks_.known_through() + std::max(widest_delay(), delay) + notice + 1;
+  if (from > config_.end_tick) return;  // the session ends first
   change_delay(delay, from);
   ++slots_version_;  // the table carries the delay to everyone, acknowledged like slot changes
 }

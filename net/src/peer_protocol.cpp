@@ -49,8 +49,9 @@ void PeerProtocol::receive(const Endpoint& from, std::span<const std::byte> data
       if (const Decoded<Start> s = read_start(datagram); !s) {
         drop(s.drop);
       } else {
-        // The delay from tick 1, as an adaptive host measured it in the countdown.
-        if (announced_delay_from() == 1) change_delay(s->input_delay, 1);
+        // The delay from tick 1, as an adaptive host measured it in the countdown (where it only
+        // rises: a start overtaken by a later one must not lower it again).
+        if (announced_delay_from() == 1 && s->input_delay > announced_delay()) change_delay(s->input_delay, 1);
         if (!start_at_) {
           start_at_ = now + std::chrono::milliseconds(s->countdown_ms);
           state_ = PeerState::running;

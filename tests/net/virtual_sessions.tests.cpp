@@ -125,7 +125,7 @@ TEST_CASE("a program runs a networked session from its own loop and reads the st
       while (socket->receive(from, datagram)) session->receive(from, datagram, now);
       session->update(now);
       for (;;) {
-        if (const std::optional<std::uint64_t> tick = session->input_wanted()) {
+        while (const std::optional<std::uint64_t> tick = session->input_wanted()) {
           session->add_local_input(walker_input(session->parameters().slot, *tick));
         }
         if (!session->step_ready()) break;

@@ -37,6 +37,10 @@
 /// };
 /// ```
 ///
+/// Declare the specialisation where every translation unit that instantiates the command line for
+/// S sees it — beside S's header, or in the one file that calls cli::main: the members are
+/// detected, so a unit that missed it would quietly use none.
+///
 /// Field names in `diff` come from `static std::string S::describe_field(std::string_view path)`
 /// on the simulation itself (see replay/diff.hpp).
 

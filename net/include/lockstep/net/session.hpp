@@ -12,7 +12,7 @@
 ///       while (socket.receive(from, bytes)) session.receive(from, bytes, now);
 ///       session.update(now);
 ///       for (;;) {
-///         if (session.input_wanted()) session.add_local_input(read_controls());
+///         while (session.input_wanted()) session.add_local_input(read_controls());
 ///         if (!session.step_ready()) break;
 ///         if (!session.step().ok()) break;  // a recording that failed ends the session
 ///       }
@@ -217,7 +217,8 @@ class Session {
     update(now);
     std::uint64_t count = 0;
     for (;;) {
-      if (const std::optional<std::uint64_t> tick = input_wanted()) add_local_input(input(*tick));
+      // Several at once when an adaptive delay grows: each wanted tick gets its input now.
+      while (const std::optional<std::uint64_t> tick = input_wanted()) add_local_input(input(*tick));
       if (!step_ready()) break;
       const Result<bool> done = step();
       if (!done.ok() || !done.value()) break;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +72,7 @@ class ExportFormat {
   bool csv_;
   bool with_inputs_;
   std::vector<std::string> names_;  ///< --fields, empty for all
+  bool first_row_done_ = false;
   std::size_t players_;
   std::vector<std::string> columns_;
   bool header_written_ = false;
@@ -103,7 +105,7 @@ void export_command(const ExportOptions& options, replay::ReplayFile file, int* 
     throw CommandError{"desync at tick " + std::to_string(start->tick) + ": the replay's start state does not "
                        "match its recorded hash; nothing exported", k_exit_failed};
   }
-  ExportSink sink(options.output, options.path);
+  std::optional<ExportSink> sink;  // opened with the first row: a refused --fields truncates nothing
   ExportFormat format(options.format == "csv", options.inputs, options.fields, player.file().header.players);
   Progress progress("export", to);
   auto report = [&progress](std::uint64_t tick) { progress.update(tick & ~std::uint64_t{255}); };
@@ -120,12 +122,14 @@ void export_command(const ExportOptions& options, replay::ReplayFile file, int* 
     if (!outcome) throw CommandError{outcome.error().message, k_exit_failed};
     if (tick > player.start_tick()) player.inputs_at(tick, inputs);
     const std::vector<std::string> hex = tick > player.start_tick() ? input_hex<S>(inputs) : std::vector<std::string>{};
-    sink.write(format.row(tick, player.runner().hash(), hex, replay::list_fields(tick, player.runner().simulation())));
+    const std::string row = format.row(tick, player.runner().hash(), hex, replay::list_fields(tick, player.runner().simulation()));
+    if (!sink) sink.emplace(options.output, options.path);
+    sink->write(row);
     ++rows;
     if (to - tick < options.every) break;
   }
   progress.finish();
-  sink.finish();
+  sink->finish();
   std::fprintf(stderr, "exported %llu ticks (%llu to %llu, every %llu)%s%s\n", static_cast<unsigned long long>(rows),
                static_cast<unsigned long long>(from), static_cast<unsigned long long>(to),
                static_cast<unsigned long long>(options.every), options.output.empty() ? "" : " to ",

@@ -6,10 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -96,6 +93,22 @@ void replay_command(const ReplayOptions& options, replay::ReplayFile file, int* 
 }
 
 // --- info ------------------------------------------------------------------------------------
+
+/// The desync tick an evidence folder's config.json names, or "(unknown)". Read the way every
+/// file is (a regular file, at most 64 KiB) and searched by hand: the folder is untrusted.
+inline std::string evidence_desync_tick(const std::string& path) {
+  Result<std::vector<std::byte>> bytes = replay::read_regular_file(path, 64 << 10);
+  if (!bytes) return "(unknown)";
+  const std::string_view json(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  constexpr std::string_view k_key = "\"desync_tick\": ";
+  const std::size_t at = json.find(k_key);
+  if (at == std::string_view::npos) return "(unknown)";
+  std::string digits;
+  for (std::size_t i = at + k_key.size(); i < json.size() && digits.size() < 20 && json[i] >= '0' && json[i] <= '9'; ++i) {
+    digits += json[i];
+  }
+  return digits.empty() ? "(unknown)" : digits;
+}
 
 /// The configuration as one line of JSON, when cereal's JSON archive can write it.
 template <Simulation S>
@@ -189,14 +202,11 @@ template <class Sims>
 void info_evidence(const std::string& folder, bool fields, int* exit_code) {
   const std::string snapshot = folder + "/state.snapshot";
   const std::string replay_path = folder + "/replay.lsr";
-  if (!std::filesystem::exists(snapshot) || !std::filesystem::exists(replay_path)) {
+  std::error_code error;
+  if (!std::filesystem::exists(snapshot, error) || !std::filesystem::exists(replay_path, error)) {
     throw CommandError{"'" + folder + "' is not a desync evidence folder (it needs replay.lsr and state.snapshot)"};
   }
-  std::ifstream config(folder + "/config.json");
-  const std::string json((std::istreambuf_iterator<char>(config)), std::istreambuf_iterator<char>());
-  std::smatch desync;
-  std::printf("evidence    %s: desync at tick %s\n", folder.c_str(),
-              std::regex_search(json, desync, std::regex("\"desync_tick\": ([0-9]+)")) ? desync[1].str().c_str() : "(unknown)");
+  std::printf("evidence    %s: desync at tick %s\n", folder.c_str(), evidence_desync_tick(folder + "/config.json").c_str());
   info_replay<Sims>(replay_path, exit_code);
   info_snapshot<Sims>(snapshot, fields);
 }
@@ -208,7 +218,8 @@ struct InfoOptions {
 
 template <class Sims>
 void info_command(const InfoOptions& options, int* exit_code) {
-  if (std::filesystem::is_directory(options.path)) return info_evidence<Sims>(options.path, options.fields, exit_code);
+  std::error_code error;
+  if (std::filesystem::is_directory(options.path, error)) return info_evidence<Sims>(options.path, options.fields, exit_code);
   if (is_snapshot(options.path)) {
     info_snapshot<Sims>(options.path, options.fields);
     *exit_code = k_exit_ok;
@@ -238,7 +249,8 @@ struct BundleState {
 template <Simulation S>
 BundleState<S> read_bundle_state(const std::string& folder) {
   const std::string path = folder + "/state.snapshot";
-  if (!std::filesystem::exists(path)) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
     throw CommandError{"'" + folder + "' is not a desync evidence folder (no state.snapshot)"};
   }
   const std::vector<std::byte> bytes = read_snapshot_bytes(path);
@@ -281,15 +293,16 @@ Result<replay::DiffResult> diff_files(const DiffOptions& options, replay::Replay
 template <class Sims>
 void diff_command(const DiffOptions& options, int* exit_code) {
   namespace fs = std::filesystem;
-  const bool bundles =
-      options.paths.size() == 2 && fs::is_directory(options.paths[0]) && fs::is_directory(options.paths[1]);
+  std::error_code error;
+  const bool bundles = options.paths.size() == 2 && fs::is_directory(options.paths[0], error) &&
+                       fs::is_directory(options.paths[1], error);
   // A replay file names its simulation; so does a bundle's replay, when it has one (else the
   // first simulation reads the bundles' snapshots).
   const std::string bundle_replay = options.paths[0] + "/replay.lsr";
   replay::ReplayFile first;
   if (!bundles) {
     first = read_or_throw(options.paths[0]);
-  } else if (std::filesystem::is_regular_file(bundle_replay)) {
+  } else if (std::filesystem::is_regular_file(bundle_replay, error)) {
     first = read_or_throw(bundle_replay);
   }
   const std::string simulation = first.header.simulation;
