@@ -28,6 +28,11 @@ constexpr Instant k_rewelcome_every = milliseconds(100);
 constexpr Instant k_delay_review_every = milliseconds(250);
 constexpr std::uint32_t k_reviews_to_lower = 12;
 constexpr Instant k_delay_notice = milliseconds(500);
+/// State pieces: sent at most this many to one joiner per poll, and again when unacknowledged
+/// this long (or 1.5 round trips, if longer).
+constexpr std::uint32_t k_pieces_per_poll = 16;
+constexpr Instant k_piece_resend_after = milliseconds(30);
+constexpr Instant k_transfer_poll_every = milliseconds(2);
 /// What a delay must cover beyond the round trip: up to half a tick of send cadence at the peer
 /// and at the host, and the frame and scheduling granularity of both.
 constexpr double k_delay_margin_ticks = 1.0;
@@ -105,10 +110,15 @@ void HostProtocol::handle_hello(const Endpoint& from, std::span<const std::byte>
     if (r.nonce != hello->nonce || r.gone) continue;
     // Its welcome was lost: again, but only to the joiner that asked (same address, not yet
     // confirmed), and not more often than every 100 ms. Hellos prove no liveness.
-    if (!r.confirmed && r.endpoint == from && now - r.last_welcome >= k_rewelcome_every) welcome(r, now);
+    if (!r.confirmed && !r.awaiting_state && r.endpoint == from && now - r.last_welcome >= k_rewelcome_every) {
+      welcome(r, now);
+    }
     return;
   }
-  if (Remote* admitted = admit(from, *hello, now)) welcome(*admitted, now);
+  if (Remote* admitted = admit(from, *hello, now)) {
+    if (admitted->awaiting_state) return start_transfers(now);
+    welcome(*admitted, now);
+  }
 }
 
 HostProtocol::Remote* HostProtocol::admit(const Endpoint& from, const Hello& hello, Instant now) {
@@ -146,6 +156,18 @@ HostProtocol::Remote* HostProtocol::admit(const Endpoint& from, const Hello& hel
   do remote.token = static_cast<std::uint32_t>(draw() >> 32);
   while (remote.token == 0);
   if (slot != k_no_slot) set_slot(slot, {SlotState::active, 0});
+  // A spectator of a session under way starts from the host's state, not from tick 1: when the
+  // host can send it now (a session over, or as many transfers as it serves, is a refusal).
+  remote.awaiting_state = slot == k_no_slot && state_ == HostState::running && own_tick_ > 0;
+  if (remote.awaiting_state && own_tick_ >= config_.end_tick) {
+    refuse(from, hello.nonce, RefuseReason::started, "the session is over");
+    return nullptr;
+  }
+  if (remote.awaiting_state && transfers() >= k_max_state_transfers) {
+    refuse(from, hello.nonce, RefuseReason::full,
+           "the host is sending its state to " + std::to_string(k_max_state_transfers) + " late joiners; try again shortly");
+    return nullptr;
+  }
   remotes_.push_back(remote);
   emit(make_event(slot == k_no_slot ? EventKind::spectator_joined : EventKind::player_joined, slot));
   return &remotes_.back();
@@ -166,6 +188,11 @@ void HostProtocol::welcome(Remote& remote, Instant now) {
   w.sim_name = config_.sim_name;
   w.compatibility_id = config_.compatibility_id;
   w.config = config_.sim_config;
+  if (remote.transfer && join_state_) {
+    w.start_tick = join_state_->tick;
+    w.state_bytes = join_state_->snapshot.size();
+    w.state_hash = join_state_->hash;
+  }
   write_welcome(outbox_.next(remote.endpoint), header(MessageType::welcome, remote.connection, remote.token), w);
 }
 
@@ -200,6 +227,7 @@ void HostProtocol::handle_update(Remote& remote, std::span<const std::byte> data
     take_inputs(remote, *u);
   }
   if (u->hash_count > 0 && remote.slot != k_no_slot) take_hashes(remote, *u);
+  if (u->state_received && remote.transfer) take_state_ack(remote, *u);
   assemble_ticks();
 }
 
@@ -303,9 +331,11 @@ void HostProtocol::mark_gone(Remote& remote, bool by_goodbye) {
   const std::uint64_t neutral_from = held_through_[remote.slot] + 1;
   set_slot(remote.slot, {SlotState::gone, neutral_from});
   if (neutral_from <= config_.end_tick) emit(make_event(EventKind::gone, remote.slot, neutral_from, by_goodbye));
-  // A relay host with no player left has nothing to relay: the session ends here.
-  if (config_.relay && std::all_of(slots_.begin(), slots_.begin() + config_.players,
-                                   [](const SlotStatus& slot) { return slot.state == SlotState::gone; })) {
+  // A relay host with no player left has nothing more to relay: the session ends here, unless
+  // every tick is assembled already (the players finished): then the spectators get them all first.
+  if (config_.relay && ticks_.known_through() < config_.end_tick &&
+      std::all_of(slots_.begin(), slots_.begin() + config_.players,
+                  [](const SlotStatus& slot) { return slot.state == SlotState::gone; })) {
     return finish(Outcome::finished, {});
   }
   assemble_ticks();
@@ -437,6 +467,15 @@ void HostProtocol::poll_waiting(Instant now) {
 void HostProtocol::poll_running(Instant now) {
   watch_silences(now);
   review_delay(now);
+  for (Remote& r : remotes_) {
+    if (r.transfer && !r.gone) send_state(r, now);
+  }
+  // A joiner that left or was dropped mid-transfer frees its turn, and the last one the state.
+  start_transfers(now);
+  if (join_state_ && transfers() == 0 &&
+      std::none_of(remotes_.begin(), remotes_.end(), [](const Remote& r) { return r.awaiting_state && !r.gone; })) {
+    join_state_.reset();
+  }
   if (desync_tick_ != 0) {
     state_ = HostState::ending;
     ending_since_ = now;
@@ -452,9 +491,94 @@ void HostProtocol::poll_running(Instant now) {
   if (own_tick_ < config_.end_tick) return;
   if (ending_since_ == Instant{0}) ending_since_ = now;
   const bool all_acked = std::all_of(remotes_.begin(), remotes_.end(), [&](const Remote& r) {
-    return r.gone || (r.relay_ack >= config_.end_tick && (r.slot == k_no_slot || r.hash_through >= config_.end_tick));
+    return r.gone || (!r.transfer && !r.awaiting_state && r.relay_ack >= config_.end_tick &&
+                      (r.slot == k_no_slot || r.hash_through >= config_.end_tick));
   });
   if (all_acked || now - ending_since_ > config_.timeout_after) finish(Outcome::finished, {});
+}
+
+// --- Late joiners' state -------------------------------------------------------------------
+
+std::size_t HostProtocol::transfers() const {
+  return static_cast<std::size_t>(
+      std::count_if(remotes_.begin(), remotes_.end(), [](const Remote& r) { return r.transfer && !r.gone; }));
+}
+
+void HostProtocol::start_transfers(Instant now) {
+  std::size_t under_way = transfers();
+  for (Remote& r : remotes_) {
+    if (!r.awaiting_state || r.gone || under_way >= k_max_state_transfers) continue;
+    if (!join_state_) {
+      wants_state_ = true;  // the session provides it, and this runs again
+      return;
+    }
+    r.awaiting_state = false;
+    r.transfer = Transfer{};
+    r.relay_ack = join_state_->tick;  // relays carry the ticks after the state
+    ++under_way;
+    welcome(r, now);
+  }
+}
+
+void HostProtocol::provide_state(std::uint64_t tick, std::vector<std::byte> snapshot, std::uint64_t hash, Instant now) {
+  wants_state_ = false;
+  if (snapshot.empty() || snapshot.size() > k_max_state_transfer_bytes) {
+    // No state a joiner could take: the waiting joiners are refused rather than kept waiting.
+    for (Remote& r : remotes_) {
+      if (!r.awaiting_state || r.gone) continue;
+      refuse(r.endpoint, r.nonce, RefuseReason::started, "the session is under way and its state cannot be sent");
+      r.awaiting_state = false;
+      r.gone = true;
+    }
+    return forget_departed();
+  }
+  join_state_ = JoinState{tick, std::move(snapshot), hash};
+  start_transfers(now);
+}
+
+void HostProtocol::send_state(Remote& r, Instant now) {
+  Transfer& t = *r.transfer;
+  const std::vector<std::byte>& snapshot = join_state_->snapshot;
+  const Instant resend_after = std::max(
+      k_piece_resend_after, Instant(static_cast<std::int64_t>(r.rtt.median_ms().value_or(100.0) * 1500.0)));
+  // A joiner that has had four times the state without taking it is not taking it: dropped, so a
+  // silent or forged acknowledger cannot hold a transfer, or draw a stream of pieces, for long.
+  if (t.bytes_sent > 4 * snapshot.size() + k_state_window_pieces * k_state_piece_bytes) {
+    mark_gone(r, false);
+    return;
+  }
+  const std::uint64_t base = t.received / k_state_piece_bytes;
+  std::uint32_t sent = 0;
+  for (std::uint32_t i = 0; i < k_state_window_pieces && sent < k_pieces_per_poll; ++i) {
+    const std::uint64_t piece = base + i;
+    const std::uint64_t offset = piece * k_state_piece_bytes;
+    if (offset >= snapshot.size()) break;
+    if ((t.held >> i) & 1u) continue;
+    const std::size_t slot = piece % k_state_window_pieces;
+    if (t.piece[slot] == piece + 1 && now - t.sent_at[slot] < resend_after) continue;
+    const std::span<const std::byte> bytes = std::span<const std::byte>(snapshot).subspan(
+        static_cast<std::size_t>(offset), static_cast<std::size_t>(std::min<std::uint64_t>(k_state_piece_bytes, snapshot.size() - offset)));
+    write_state(outbox_.next(r.endpoint), header(MessageType::state, r.connection, r.token),
+                {offset, state_piece_checksum(bytes), bytes});
+    t.piece[slot] = piece + 1;
+    t.sent_at[slot] = now;
+    t.bytes_sent += bytes.size();
+    ++sent;
+  }
+}
+
+void HostProtocol::take_state_ack(Remote& r, const Update& u) {
+  Transfer& t = *r.transfer;
+  const std::uint64_t size = join_state_->snapshot.size();
+  const std::uint64_t received = std::min(*u.state_received, size);
+  if (received < t.received) return;  // an older acknowledgement
+  t.held = received == t.received ? t.held | u.state_held : u.state_held;
+  t.received = received;
+  if (t.received < size) return;
+  ProtocolEvent event = make_event(EventKind::state_sent, r.slot, join_state_->tick);
+  event.value = static_cast<std::uint32_t>(std::min<std::uint64_t>(size, 0xFFFFFFFFu));
+  emit(std::move(event));
+  r.transfer.reset();  // the next poll frees the state when no other joiner needs it
 }
 
 std::optional<std::uint32_t> HostProtocol::needed_delay() const {
@@ -497,7 +621,7 @@ void HostProtocol::review_delay(Instant now) {
 
 void HostProtocol::send_to_all(Instant now) {
   for (Remote& r : remotes_) {
-    if (!r.gone) send_relay(r, now);
+    if (!r.gone && !r.awaiting_state) send_relay(r, now);
   }
 }
 
@@ -564,6 +688,8 @@ Instant HostProtocol::next_wakeup() const {
   switch (state_) {
     case HostState::ended: return Instant::max();
     case HostState::countdown: return std::min(next_send_, *start_at_);
+    case HostState::running:
+      return transfers() > 0 ? std::min(send_wakeup(), now_ + k_transfer_poll_every) : send_wakeup();
     default: return send_wakeup();
   }
 }

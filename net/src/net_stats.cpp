@@ -4,6 +4,17 @@
 
 namespace lockstep::net {
 
+namespace {
+
+std::string optional_ms(const std::optional<double>& ms) {
+  if (!ms) return "null";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", *ms);
+  return text;
+}
+
+}  // namespace
+
 std::string stats_json(const NetStats& s) {
   std::string dropped;
   for (std::size_t i = 1; i < k_drop_reasons; ++i) {
@@ -24,7 +35,9 @@ std::string stats_json(const NetStats& s) {
          ", \"datagrams_received\": " + std::to_string(s.datagrams_received) +
          ", \"bytes_sent\": " + std::to_string(s.bytes_sent) + ", \"bytes_received\": " + std::to_string(s.bytes_received) +
          ", \"rtt_ms\": " + rtt + ", \"input_delay\": " + std::to_string(s.input_delay) +
-         ", \"input_delay_changes\": [" + changes + "], \"dropped\": {" + dropped +
+         ", \"input_delay_changes\": [" + changes + "], \"state_bytes\": " + std::to_string(s.state_bytes) +
+         ", \"state_ms\": " + optional_ms(s.state_ms) + ", \"caught_up_ms\": " + optional_ms(s.caught_up_ms) +
+         ", \"dropped\": {" + dropped +
          "}}\n";
 }
 

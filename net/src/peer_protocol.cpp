@@ -59,6 +59,7 @@ void PeerProtocol::receive(const Endpoint& from, std::span<const std::byte> data
       }
       return;
     case MessageType::relay: return handle_relay(datagram, now);
+    case MessageType::state: return handle_state(datagram);
     case MessageType::welcome: return;  // a repeat: the host resent it before our first update
     default: return drop(DropReason::unexpected_type);
   }
@@ -114,6 +115,11 @@ std::string PeerProtocol::refusal_text(const Welcome& w) const {
            std::to_string(config_.input_bytes);
   }
   if ((config_.role == Role::player) == (w.slot == k_no_slot)) return "the host's welcome is for another role";
+  if (w.start_tick != 0 && w.slot != k_no_slot) return "the host offers a player's late start, which this program does not take";
+  if (w.state_bytes > config_.max_state_bytes) {
+    return "the host's state is " + std::to_string(w.state_bytes) + " bytes, over this program's bound of " +
+           std::to_string(config_.max_state_bytes);
+  }
   if (config_.check_config) {
     if (std::optional<std::string> why = config_.check_config(w.config, w.players, w.seed)) {
       return "the host's configuration does not fit this program: " + *why;
@@ -130,7 +136,16 @@ void PeerProtocol::handle_welcome(const Header& h, const Welcome& w, Instant now
     return stop(Outcome::refused, EventKind::refused, why);
   }
   parameters_ = {w.players, w.input_bytes, w.tick_rate_hz, w.input_delay, w.end_tick, w.seed, w.slot, w.session};
-  ticks_ = TickLog(w.players, w.input_bytes);
+  ticks_ = TickLog(w.players, w.input_bytes, w.start_tick);
+  if (w.start_tick != 0) {
+    // A late joiner: the state at start_tick follows in pieces; the ticks after it in relays.
+    start_tick_ = w.start_tick;
+    state_hash_ = w.state_hash;
+    state_size_ = w.state_bytes;
+    snapshot_.clear();  // grows with the pieces that arrive, never past the window ahead of them
+    piece_held_.assign(static_cast<std::size_t>((w.state_bytes + k_state_piece_bytes - 1) / k_state_piece_bytes), false);
+    start_from(w.start_tick);
+  }
   sim_config_ = w.config;
   start_delay(w.input_delay);
   own_first_ = w.input_delay + 1ull;
@@ -164,6 +179,41 @@ void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now
   take_acks(*r);
   take_slots(*r);
   if (r->desync_tick != 0 && (desync_tick_ == 0 || r->desync_tick < desync_tick_)) desync_tick_ = r->desync_tick;
+}
+
+void PeerProtocol::handle_state(std::span<const std::byte> datagram) {
+  const Decoded<StatePiece> piece = read_state(datagram);
+  if (!piece) return drop(piece.drop);
+  if (start_tick_ == 0) return drop(DropReason::unexpected_type);
+  if (piece->offset >= state_size_ ||
+      piece->bytes.size() != std::min<std::uint64_t>(k_state_piece_bytes, state_size_ - piece->offset)) {
+    return drop(DropReason::malformed);
+  }
+  ack_state_ = true;  // even a repeat: the host has not seen our acknowledgement
+  urgent_ = true;
+  const auto index = static_cast<std::size_t>(piece->offset / k_state_piece_bytes);
+  if (piece_held_[index] || state_taken_) return;  // held already, or the state was taken
+  // The host sends only the window after what it knows we hold: nothing further is taken, so
+  // the buffer grows with what arrives, not with what a welcome announced.
+  if (piece->offset >= state_received_ + std::uint64_t{k_state_window_pieces} * k_state_piece_bytes) {
+    return drop(DropReason::far_ahead);
+  }
+  const std::uint64_t end = piece->offset + piece->bytes.size();
+  if (snapshot_.size() < end) snapshot_.resize(static_cast<std::size_t>(end));
+  std::copy(piece->bytes.begin(), piece->bytes.end(), snapshot_.begin() + static_cast<std::ptrdiff_t>(piece->offset));
+  piece_held_[index] = true;
+  while (state_received_ < state_size_ && piece_held_[static_cast<std::size_t>(state_received_ / k_state_piece_bytes)]) {
+    state_received_ = std::min<std::uint64_t>(state_received_ + k_state_piece_bytes, state_size_);
+  }
+}
+
+std::uint64_t PeerProtocol::held_bitmap() const {
+  std::uint64_t bits = 0;
+  const auto first = static_cast<std::size_t>(state_received_ / k_state_piece_bytes);
+  for (std::size_t i = 0; i < k_state_window_pieces && first + i < piece_held_.size(); ++i) {
+    if (piece_held_[first + i]) bits |= std::uint64_t{1} << i;
+  }
+  return bits;
 }
 
 bool PeerProtocol::take_tick(std::uint64_t tick, std::span<const std::byte> others) {
@@ -245,9 +295,10 @@ void PeerProtocol::poll(Instant now) {
     return;
   }
   if (desync_tick_ != 0) return stop(Outcome::desync, EventKind::desync, {});
-  // A host that has gone (or said goodbye) ends the session here, unless every tick is already
-  // in hand and this participant can finish on its own.
-  if ((now - last_heard_ > config_.timeout_after || host_left_) && ticks_.known_through() < parameters_.end_tick) {
+  // A host that has gone (or said goodbye) ends the session here, unless every tick (and a late
+  // joiner's state) is already in hand and this participant can finish on its own.
+  const bool all_in_hand = ticks_.known_through() >= parameters_.end_tick && state_received_ >= state_size_;
+  if ((now - last_heard_ > config_.timeout_after || host_left_) && !all_in_hand) {
     return stop(Outcome::network_failed, EventKind::network_failed,
                 (host_left_ ? std::string("the host ended the session")
                             : "the host is gone (silent for " + std::to_string(config_.timeout_after.count()) + " ms)") +
@@ -258,7 +309,7 @@ void PeerProtocol::poll(Instant now) {
     // With each new input (about once a tick), and every two ticks when there is none.
     sent(now, now + (start_at_ ? 2 * tick_period() : k_welcomed_send_every));
   }
-  if (own_tick_ < parameters_.end_tick) return;
+  if (own_tick_ < parameters_.end_tick || (start_tick_ != 0 && !state_taken_)) return;
   if (finished_since_ == Instant{0}) finished_since_ = now;
   // Stay until the host holds every hash (so it can check the last ticks too), briefly.
   if (hash_acked_ >= parameters_.end_tick || parameters_.slot == k_no_slot || host_left_ ||
@@ -301,6 +352,11 @@ void PeerProtocol::send_update(Instant now) {
       u.hashes[u.hash_count++] = own_hash(t);
     }
     if (u.hash_count > 0) hashes_sent_through_ = std::max(hashes_sent_through_, first + u.hash_count - 1);
+  }
+  if (start_tick_ != 0 && (ack_state_ || state_received_ < state_size_)) {
+    u.state_received = state_received_;
+    u.state_held = held_bitmap();
+    ack_state_ = false;
   }
   if (RttMeter::timing_due(sends_++)) u.timing = rtt_.outgoing(now);
   write_update(outbox_.next(config_.host), header(MessageType::update, connection_, token_), u, bytes);

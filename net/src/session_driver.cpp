@@ -33,6 +33,12 @@ std::string describe_event(const ProtocolEvent& e, const std::string& name, cons
     case EventKind::desync: return host ? name + ": desync at tick " + tick + ": telling everyone" : std::string{};
     case EventKind::left:
       return host ? name + ": ending the session at tick " + tick : name + ": left the session at tick " + tick;
+    case EventKind::state_sent:
+      return name + ": a " + (e.slot == k_no_slot ? std::string("spectator") : player) + " joining late has the state of tick " +
+             tick + " (" + std::to_string(e.value) + " bytes)";
+    case EventKind::state_received:
+      return name + ": started from the host's state of tick " + tick + " (" + std::to_string(e.value) +
+             " bytes, hash checked); catching up";
     case EventKind::input_delay_changed:
       return name + ": input delay " + std::to_string(e.value) + " from tick " + tick;
     case EventKind::finished:

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "lockstep/engine/byte_io.hpp"
+#include "lockstep/engine/state_hash.hpp"
 
 namespace lockstep::net {
 namespace {
@@ -15,7 +16,8 @@ constexpr std::uint8_t k_has_slots = 1u << 2;   // relays
 constexpr std::uint8_t k_has_desync = 1u << 3;  // relays
 constexpr std::uint8_t k_omits_own = 1u << 4;   // relays
 constexpr std::uint8_t k_running = 1u << 5;     // relays
-constexpr std::uint8_t k_update_flags = k_has_timing | k_has_inputs | k_has_hashes;
+constexpr std::uint8_t k_has_state = 1u << 3;   // updates
+constexpr std::uint8_t k_update_flags = k_has_timing | k_has_inputs | k_has_hashes | k_has_state;
 constexpr std::uint8_t k_relay_flags = k_has_timing | k_has_inputs | k_has_slots | k_has_desync | k_omits_own | k_running;
 
 /// Unsigned LEB128.
@@ -44,6 +46,8 @@ class WireReader {
   std::uint32_t u32() { return r_.u32(); }
   std::uint64_t u64() { return r_.u64(); }
   std::span<const std::byte> bytes(std::size_t n) { return r_.bytes(n); }
+  /// Everything left in the datagram.
+  std::span<const std::byte> rest() { return r_.bytes(r_.remaining()); }
   std::string text(std::size_t max) { return r_.text(max); }
 
   std::uint64_t varint() {
@@ -163,6 +167,11 @@ void write_welcome(std::vector<std::byte>& out, const Header& h, const Welcome& 
   w.u64(m.compatibility_id);
   w.u16(static_cast<std::uint16_t>(m.config.size()));
   w.bytes(m.config);
+  varint(w, m.start_tick);
+  if (m.start_tick != 0) {
+    varint(w, m.state_bytes);
+    w.u64(m.state_hash);
+  }
 }
 
 void write_refuse(std::vector<std::byte>& out, const Header& h, const Refuse& m) {
@@ -184,7 +193,7 @@ void write_update(std::vector<std::byte>& out, const Header& h, const Update& m,
   const bool inputs = !m.inputs.empty();
   const bool hashes = m.hash_count > 0;
   w.u8(static_cast<std::uint8_t>((m.timing ? k_has_timing : 0) | (inputs ? k_has_inputs : 0) |
-                                 (hashes ? k_has_hashes : 0)));
+                                 (hashes ? k_has_hashes : 0) | (m.state_received ? k_has_state : 0)));
   varint(w, m.relay_ack);
   varint(w, m.slots_ack);
   if (inputs) {
@@ -196,6 +205,10 @@ void write_update(std::vector<std::byte>& out, const Header& h, const Update& m,
     offset(w, m.hashes_first_tick, m.relay_ack);
     w.u8(static_cast<std::uint8_t>(m.hash_count));
     for (std::uint32_t i = 0; i < m.hash_count; ++i) w.u32(m.hashes[i]);
+  }
+  if (m.state_received) {
+    varint(w, *m.state_received);
+    w.u64(m.state_held);
   }
   write_timing(w, m.timing);
 }
@@ -253,7 +266,7 @@ Decoded<Header> read_header(std::span<const std::byte> d) {
     return out;
   }
   const std::uint8_t type = r.u8();
-  if (type < static_cast<std::uint8_t>(MessageType::hello) || type > static_cast<std::uint8_t>(MessageType::bye)) {
+  if (type < static_cast<std::uint8_t>(MessageType::hello) || type > static_cast<std::uint8_t>(MessageType::state)) {
     out.drop = DropReason::unknown_type;
     return out;
   }
@@ -310,6 +323,12 @@ Decoded<Welcome> read_welcome(std::span<const std::byte> d) {
     const std::span<const std::byte> config = r.bytes(config_bytes);
     m.config.assign(config.begin(), config.end());
   }
+  m.start_tick = r.tick();
+  if (m.start_tick != 0) {
+    m.state_bytes = r.varint();
+    m.state_hash = r.u64();
+    if (m.start_tick > m.end_tick || m.state_bytes < 1 || m.state_bytes > k_max_state_transfer_bytes) r.fail();
+  }
   if (m.players < 1 || m.players > k_max_players || m.input_bytes < 1 || m.input_bytes > k_max_input_bytes ||
       m.tick_rate_hz < 1 || m.tick_rate_hz > 1000 || m.end_tick < 1 || m.input_delay > k_max_input_delay ||
       (m.slot != k_no_slot && m.slot >= m.players)) {
@@ -360,6 +379,11 @@ Decoded<Update> read_update(std::span<const std::byte> d, std::uint32_t input_by
     for (std::uint32_t i = 0; i < m.hash_count; ++i) m.hashes[i] = r.u32();
     if (m.hashes_first_tick == 0) r.fail();
   }
+  if ((flags & k_has_state) != 0) {
+    m.state_received = r.varint();
+    m.state_held = r.u64();
+    if (*m.state_received > k_max_state_transfer_bytes) r.fail();
+  }
   m.timing = read_timing(r, (flags & k_has_timing) != 0);
   return finish(r, m);
 }
@@ -398,6 +422,32 @@ Decoded<Relay> read_relay(std::span<const std::byte> d, std::uint32_t players, s
   }
   m.timing = read_timing(r, (flags & k_has_timing) != 0);
   return finish(r, m);
+}
+
+std::uint32_t state_piece_checksum(std::span<const std::byte> bytes) {
+  return static_cast<std::uint32_t>(xxh3_64(bytes));
+}
+
+void write_state(std::vector<std::byte>& out, const Header& h, const StatePiece& m) {
+  ByteWriter w = start_datagram(out, h, MessageType::state);
+  varint(w, m.offset);
+  w.u32(m.checksum);
+  w.bytes(m.bytes);
+}
+
+Decoded<StatePiece> read_state(std::span<const std::byte> d) {
+  WireReader r(d);
+  StatePiece m;
+  m.offset = r.varint();
+  m.checksum = r.u32();
+  m.bytes = r.rest();
+  if (m.offset % k_state_piece_bytes != 0 || m.offset >= k_max_state_transfer_bytes || m.bytes.empty() ||
+      m.bytes.size() > k_state_piece_bytes) {
+    r.fail();
+  }
+  Decoded<StatePiece> out = finish(r, m);
+  if (out.ok() && state_piece_checksum(m.bytes) != m.checksum) out.drop = DropReason::bad_checksum;
+  return out;
 }
 
 Decoded<Bye> read_bye(std::span<const std::byte> d) {

@@ -80,6 +80,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       break;
     case MessageType::bye: (void)read_bye(datagram); break;
+    case MessageType::state:
+      if (const Decoded<StatePiece> piece = read_state(datagram)) {
+        write_state(again, *header, *piece);
+        check(again.size() == datagram.size() && state_piece_checksum(piece->bytes) == piece->checksum);
+      }
+      break;
     case MessageType::challenge: (void)read_challenge(datagram); break;
   }
   return 0;

@@ -163,6 +163,38 @@ TEST_CASE("the same session through 20% loss, 10% duplication, 10% reordering an
   }
 }
 
+TEST_CASE("a spectator arriving a second into a session starts from the host's state, finishes with "
+          "everyone, and records a replay that starts from that state and verifies",
+          "[net][processes][late]") {
+  TempDir dir;
+  const std::string port = std::to_string(free_udp_port());
+  const std::string at = "127.0.0.1:" + port;
+  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "2", "--bot", "--ticks", "480"});
+  REQUIRE(host.wait_for("host: session"));
+  RunningProcess peer(k_lockstep, {"join", at, "--bot"});
+  REQUIRE(host.wait_for("net: tick"));  // a second into the session
+  RunningProcess spectator(k_lockstep, {"spectate", at, "--record", dir.file("late.lsr"), "--stats-json",
+                                        dir.file("late.json")});
+  const ProcessResult h = host.finish();
+  const ProcessResult p = peer.finish();
+  const ProcessResult s = spectator.finish();
+  INFO(h.out << s.out << s.err);
+  CHECK(h.exit_code == 0);
+  CHECK(p.exit_code == 0);
+  CHECK(s.exit_code == 0);
+  CHECK(s.last_line() == h.last_line());
+  CHECK_THAT(h.out, Catch::Contains("host: a spectator joining late has the state of tick "));
+  CHECK_THAT(s.out, Catch::Contains("spectator: started from the host's state of tick "));
+  const std::string json = read_file(dir.file("late.json"));
+  CHECK(json_number(json, "state_bytes") > 10'000);
+  CHECK(json_number(json, "caught_up_ms") >= json_number(json, "state_ms"));
+  const ProcessResult info = run_process(k_lockstep, {"info", dir.file("late.lsr")});
+  CHECK_THAT(info.out, Catch::Contains(", starting from a snapshot"));
+  const ProcessResult replay = run_process(k_lockstep, {"replay", dir.file("late.lsr")});
+  CHECK(replay.exit_code == 0);
+  CHECK(replay.last_line().substr(replay.last_line().rfind(' ')) == h.last_line().substr(h.last_line().rfind(' ')));
+}
+
 TEST_CASE("a peer killed mid-game is gone for the others, one that leaves on SIGTERM is gone at once",
           "[net][processes][disconnect]") {
   TempDir dir;

@@ -214,6 +214,89 @@ TEST_CASE("an adaptive input delay keeps players through 60 ± 20 ms each way to
   CHECK(group.agree());
 }
 
+TEST_CASE("a spectator joining a session under way starts from the host's state, not the history, "
+          "through loss, and agrees to the end",
+          "[net][session][late]") {
+  VirtualSessions<World> group;
+  WorldConfig config = default_world_config(Scene::arena);
+  config.players = 2;
+  config.arena.bodies = 300;  // a state of about 17 KB: many pieces
+  net::NetSimConfig lossy;
+  lossy.loss = 0.2;
+  lossy.delay_ms = 20;
+  lossy.jitter_ms = 10;
+  lossy.seed = 1;
+  auto bot = [] {
+    return [bot = std::optional<Bot>()](std::uint32_t slot, std::uint64_t) mutable {
+      if (!bot) bot.emplace(3, slot);
+      return bot->next();
+    };
+  };
+  REQUIRE(group.host(config, 3, host_config(600, 4), lossy, bot()).ok());
+  lossy.seed = 2;
+  group.join(net::Role::player, join_config(), lossy, bot());
+  std::optional<std::size_t> late;
+  REQUIRE(group.run(seconds(120), [&](net::Instant) {
+    if (!late && group[0].session->tick() >= 300) {
+      lossy.seed = 3;
+      late = group.join(net::Role::spectator, join_config(), lossy);
+    }
+  }));
+  REQUIRE(late);
+  const auto& spectator = group[*late];
+  const net::NetStats stats = spectator.session->stats();
+  INFO(net::stats_json(stats));
+  CHECK(spectator.session->result()->outcome == Outcome::finished);
+  CHECK(spectator.session->result()->hash == group[0].session->result()->hash);
+  // It stepped from the state's tick on, never from tick 1, and says how long joining took.
+  CHECK(spectator.first_tick > 300);
+  CHECK(spectator.first_tick + spectator.hashes.size() == 601);
+  CHECK(stats.state_bytes > 10 * net::k_state_piece_bytes);
+  REQUIRE(stats.state_ms);
+  REQUIRE(stats.caught_up_ms);
+  CHECK(*stats.caught_up_ms >= *stats.state_ms);
+  CHECK(group[0].session->stats().state_bytes == stats.state_bytes);
+  CHECK(group.agree());
+}
+
+TEST_CASE("a state piece that does not match its checksum is dropped and counted, and a state over "
+          "the joiner's bound is refused",
+          "[net][session][late][hostile]") {
+  std::vector<std::byte> piece(100, std::byte{7});
+  std::vector<std::byte> d;
+  net::write_state(d, {net::MessageType::state, 1, 1, 1}, {0, net::state_piece_checksum(piece), piece});
+  CHECK(net::read_state(d).ok());
+  d.back() = std::byte{8};
+  CHECK(net::read_state(d).drop == net::DropReason::bad_checksum);
+  // A welcome announcing a state one byte over the joiner's bound.
+  net::PeerProtocolConfig p;
+  p.host = VirtualSessions<WalkerSim>::address(0);
+  p.role = net::Role::spectator;
+  p.sim_name = std::string(WalkerSim::k_name);
+  p.compatibility_id = WalkerSim::compatibility_id();
+  p.input_bytes = 1;
+  p.neutral_input = {std::byte{0}};
+  p.nonce = 9;
+  p.max_state_bytes = 1000;
+  net::PeerProtocol peer(p, Instant{0});
+  net::Welcome w;
+  w.nonce = 9;
+  w.slot = net::k_no_slot;
+  w.players = 2;
+  w.input_bytes = 1;
+  w.end_tick = 100;
+  w.sim_name = p.sim_name;
+  w.compatibility_id = p.compatibility_id;
+  w.start_tick = 50;
+  w.state_bytes = 1001;
+  w.state_hash = 1;
+  net::write_welcome(d, {net::MessageType::welcome, 1, 1, 1}, w);
+  peer.receive(p.host, d, Instant{1000});
+  REQUIRE(peer.outcome());
+  CHECK(*peer.outcome() == Outcome::refused);
+  CHECK(peer.end_message() == "the host's state is 1001 bytes, over this program's bound of 1000");
+}
+
 TEST_CASE("the tick rate travels in the welcome and every participant paces by it", "[net][session]") {
   VirtualSessions<WalkerSim> group;
   net::HostConfig host = host_config(60);

@@ -1,4 +1,4 @@
-// The wire codec of protocol version 2: every message round-trips, hostile bytes are refused with
+// The wire codec of the protocol (net/PROTOCOL.md): every message round-trips, hostile bytes are refused with
 // the right drop reason, and a running session's datagrams stay small.
 
 #include <catch2/catch.hpp>
@@ -105,6 +105,24 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     CHECK(back->sim_name == "lockstep.world2d");
     CHECK(back->compatibility_id == 0xABCDEF);
     CHECK(back->config == w.config);
+    CHECK(back->start_tick == 0);
+    // A late joiner's welcome names the state it starts from; one that starts past the end, or
+    // with a state over the bound, is malformed.
+    w.start_tick = 5000;
+    w.state_bytes = 56'073;
+    w.state_hash = 0x0123456789ABCDEF;
+    write_welcome(out, k_header, w);
+    REQUIRE(read_welcome(out).ok());
+    CHECK(read_welcome(out)->start_tick == 5000);
+    CHECK(read_welcome(out)->state_bytes == 56'073);
+    CHECK(read_welcome(out)->state_hash == 0x0123456789ABCDEF);
+    w.start_tick = w.end_tick + 1;
+    write_welcome(out, k_header, w);
+    CHECK(read_welcome(out).drop == DropReason::malformed);
+    w.start_tick = 5000;
+    w.state_bytes = k_max_state_transfer_bytes + 1;
+    write_welcome(out, k_header, w);
+    CHECK(read_welcome(out).drop == DropReason::malformed);
     write_refuse(out, k_header, {RefuseReason::full, 2, 0x1234, "the session is full"});
     CHECK(read_refuse(out)->text == "the session is full");
     CHECK(read_refuse(out)->nonce == 0x1234);
@@ -113,6 +131,27 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     CHECK(read_start(out)->input_delay == 7);
     out.back() = std::byte{k_max_input_delay + 1};
     CHECK(read_start(out).drop == DropReason::malformed);
+  }
+  SECTION("state pieces and their acknowledgement") {
+    const std::vector<std::byte> piece(k_state_piece_bytes, std::byte{3});
+    write_state(out, k_header, {2 * k_state_piece_bytes, state_piece_checksum(piece), piece});
+    const Decoded<StatePiece> back = read_state(out);
+    REQUIRE(back.ok());
+    CHECK(back->offset == 2 * k_state_piece_bytes);
+    CHECK(back->bytes.size() == k_state_piece_bytes);
+    const std::vector<std::byte> longer(k_state_piece_bytes + 1, std::byte{3});
+    write_state(out, k_header, {0, state_piece_checksum(longer), longer});
+    CHECK(read_state(out).drop == DropReason::malformed);  // more than a piece
+    write_state(out, k_header, {100, state_piece_checksum(piece), piece});
+    CHECK(read_state(out).drop == DropReason::malformed);  // not at a piece's start
+    Update u;
+    u.relay_ack = 7;
+    u.state_received = 3 * k_state_piece_bytes;
+    u.state_held = 0b1010;
+    write_update(out, k_header, u, 2);
+    REQUIRE(read_update(out, 2).ok());
+    CHECK(read_update(out, 2)->state_received == std::optional<std::uint64_t>(3 * k_state_piece_bytes));
+    CHECK(read_update(out, 2)->state_held == 0b1010);
   }
   SECTION("update") {
     const Update u = sample_update();

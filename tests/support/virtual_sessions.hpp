@@ -27,7 +27,8 @@ class VirtualSessions {
     std::unique_ptr<net::VirtualSocket> socket;
     std::optional<net::Session<S>> session;
     InputFn input;
-    std::vector<std::uint64_t> hashes;  ///< of ticks 1, 2, …
+    std::vector<std::uint64_t> hashes;  ///< of ticks first_tick, first_tick + 1, …
+    std::uint64_t first_tick = 1;       ///< 1, or the tick after a late joiner's state
     bool paused = false;                ///< its program is frozen: nothing runs, datagrams pile up
     net::Instant next_frame{0};
   };
@@ -85,8 +86,11 @@ class VirtualSessions {
   [[nodiscard]] bool agree() const {
     for (const Participant& a : participants_) {
       for (const Participant& b : participants_) {
-        const std::size_t n = std::min(a.hashes.size(), b.hashes.size());
-        if (!std::equal(a.hashes.begin(), a.hashes.begin() + static_cast<long>(n), b.hashes.begin())) return false;
+        const std::uint64_t from = std::max(a.first_tick, b.first_tick);
+        const std::uint64_t to = std::min(a.first_tick + a.hashes.size(), b.first_tick + b.hashes.size());
+        for (std::uint64_t t = from; t < to; ++t) {
+          if (a.hashes[t - a.first_tick] != b.hashes[t - b.first_tick]) return false;
+        }
       }
     }
     return true;
@@ -112,7 +116,10 @@ class VirtualSessions {
     session.run_frame(
         *p.socket, now,
         [&](std::uint64_t tick) { return p.input ? p.input(session.parameters().slot, tick) : Input{}; },
-        [&] { p.hashes.push_back(session.hash()); });
+        [&] {
+          if (p.hashes.empty()) p.first_tick = session.tick();
+          p.hashes.push_back(session.hash());
+        });
     while (p.next_frame <= now) p.next_frame += k_frame;
   }
 

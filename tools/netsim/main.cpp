@@ -100,6 +100,21 @@ void adaptive_delay_figures(std::uint64_t sessions) {
   }
 }
 
+/// A spectator joining at tick 10,000 of the 1,000-body arena (2 players, 20±5 ms each way), at 0
+/// and 20% loss: the state's size, and the time from its hello to holding the state and to having
+/// caught up with the session.
+void late_join_figures() {
+  for (const double loss : {0.0, 0.20}) {
+    // The players start about 0.6 s in; tick 10,000 is 166.7 s after.
+    const lockstep::netsim::ScenarioReport r =
+        lockstep::netsim::run(lockstep::netsim::late_spectator(1, 10'600, 167'300, loss));
+    std::printf("late spectator at tick 10,000 of the 1,000-body arena, loss %.0f%%, 20±5 ms: %s, state %llu bytes, "
+                "hello to state %.0f ms, to caught up %.0f ms\n",
+                loss * 100, r.ok ? "ok" : r.failure.c_str(), static_cast<unsigned long long>(r.late_state_bytes),
+                r.late_state_ms, r.late_caught_up_ms);
+  }
+}
+
 /// The README's figures, from one run: the steady 4-player session at 0, 5 and 20% loss, and the
 /// generated scenarios' throughput.
 int figures(std::uint64_t sessions) {
@@ -126,6 +141,7 @@ int figures(std::uint64_t sessions) {
                 static_cast<double>(total.peer_datagrams_sent) / total.peer_seconds);
   }
   adaptive_delay_figures(sessions);
+  late_join_figures();
   return run_many(sessions * 25, 1, false);
 }
 

@@ -92,7 +92,7 @@ std::set<Outcome> allowed_outcomes(const Scenario& s, std::uint32_t who) {
 WorldConfig world_for(const Scenario& s) {
   WorldConfig config = default_world_config(Scene::arena);
   config.players = s.players;
-  config.arena.bodies = 12;
+  config.arena.bodies = s.bodies;
   config.arena.ropes = 1;
   config.arena.rope_links = 4;
   config.arena.spring_pairs = 2;
@@ -122,7 +122,8 @@ struct Participant {
   bool joined = false;
   bool killed = false;
   bool left = false;
-  std::vector<std::uint64_t> hashes;  ///< of ticks 1, 2, …
+  std::vector<std::uint64_t> hashes;  ///< of ticks first_tick, first_tick + 1, …
+  std::uint64_t first_tick = 1;       ///< 1, or the tick after a late spectator's state
   std::optional<Instant> ended_at;
 };
 
@@ -162,9 +163,13 @@ ScenarioReport Run::go() {
   Rng rng(s_.seed ^ 0x5DEECE66Dull);
   for (std::uint32_t i = 0; i < p_.size(); ++i) {
     p_[i].frame_us = s_.frame_us[i];
-    // The host first, everyone else within half a second (a spectator arriving after a short
-    // session ended would rightly find no host).
-    p_[i].join_at = i == 0 ? Instant{0} : milliseconds(rng.below(500));
+    // The host first, everyone else within half a second, except a third of the spectators, which
+    // arrive while the session runs and start from the host's state (one arriving after a short
+    // session ended rightly finds no host).
+    const auto session_ms = static_cast<std::uint32_t>(s_.ticks * s_.expected_tick_us() / 1000);
+    const bool late = i > s_.peers() && rng.below(3) == 0;
+    p_[i].join_at = i == 0 ? Instant{0} : milliseconds(late ? 500 + rng.below(session_ms + 1) : rng.below(500));
+    if (i > s_.peers() && s_.spectators_join_ms) p_[i].join_at = milliseconds(*s_.spectators_join_ms);
   }
   join(0, Instant{0});
   if (p_[0].session->ended()) {
@@ -269,7 +274,10 @@ void Run::pump(std::uint32_t i, Instant now) {
         if (!p.bot) p.bot.emplace(session.parameters().seed, session.parameters().slot);
         return p.bot->next();
       },
-      [&] { p.hashes.push_back(session.hash()); });
+      [&] {
+        if (p.hashes.empty()) p.first_tick = session.tick();
+        p.hashes.push_back(session.hash());
+      });
   if (session.ended() && !p.ended_at) p.ended_at = now;
   for (net::ProtocolEvent e; session.poll_event(e);) {
     if (i == 0 && trace_ != nullptr) {
@@ -322,7 +330,7 @@ void Run::check(ScenarioReport& report) const {
   for (std::uint32_t i = 0; i < p_.size(); ++i) {
     const Participant& p = p_[i];
     for (std::size_t index = 0; index < p.hashes.size(); ++index) {
-      const std::uint64_t t = index + 1;
+      const std::uint64_t t = p.first_tick + index;
       const auto [it, inserted] = reference.emplace(t, std::make_pair(p.hashes[index], i));
       if (!inserted && it->second.first != p.hashes[index]) {
         failed("participant " + std::to_string(i) + " disagrees with participant " + std::to_string(it->second.second) +
@@ -341,9 +349,12 @@ void Run::check(ScenarioReport& report) const {
     if (p.killed) continue;
     const net::SessionResult& r = *p.session->result();
     const std::set<Outcome> allowed = allowed_outcomes(s_, i);
-    // A spectator that arrives when a short session is over finds no host: documented, not a fault.
-    const bool missed_it = i > s_.peers() && !p.session->welcomed() && r.outcome == Outcome::network_failed &&
-                           p_[0].ended_at && *p_[0].ended_at < p.join_at + milliseconds(k_timeout_ms);
+    // A spectator that arrives when a short session is over finds no host, or is told the session
+    // is over: documented, not a fault.
+    const bool missed_it = i > s_.peers() && !p.session->welcomed() &&
+                           ((r.outcome == Outcome::network_failed && p_[0].ended_at &&
+                             *p_[0].ended_at < p.join_at + milliseconds(k_timeout_ms)) ||
+                            (r.outcome == Outcome::refused && r.message == "refused by the host: the session is over"));
     if (allowed.count(r.outcome) == 0 && !missed_it) {
       failed("participant " + std::to_string(i) + " ended " + outcome_name(r.outcome) +
              (r.message.empty() ? "" : " (" + r.message + ")") + " at tick " + std::to_string(r.tick));
@@ -356,6 +367,11 @@ void Run::check(ScenarioReport& report) const {
              std::to_string(s_.ticks));
     }
     const net::NetStats stats = p.session->stats();
+    if (i > s_.peers() && stats.state_ms && stats.caught_up_ms) {
+      report.late_state_bytes = std::max(report.late_state_bytes, stats.state_bytes);
+      report.late_state_ms = std::max(report.late_state_ms, *stats.state_ms);
+      report.late_caught_up_ms = std::max(report.late_caught_up_ms, *stats.caught_up_ms);
+    }
     if (i == 0) {
       report.final_delay = stats.input_delay;
       report.delay_changes = static_cast<std::uint32_t>(stats.delay_changes.size());
@@ -456,6 +472,29 @@ Scenario steady(std::uint64_t seed, double loss) {
   s.input_delay = 5;  // 83 ms: more than the round trip with both ends' frames, so no stall without loss
   s.tick_rate_hz = 60;
   s.ticks = 1200;
+  Rng rng(seed);
+  for (std::uint32_t i = 0; i < s.participants(); ++i) {
+    net::NetSimConfig f;
+    f.loss = loss;
+    f.delay_ms = 20;
+    f.jitter_ms = 5;
+    f.seed = rng.next_u64();
+    s.faults.push_back(f);
+    s.frame_us.push_back(4'000 + rng.below(12'001));
+  }
+  return s;
+}
+
+Scenario late_spectator(std::uint64_t seed, std::uint64_t ticks, std::uint32_t join_ms, double loss) {
+  Scenario s;
+  s.seed = seed;
+  s.players = 2;
+  s.spectators = 1;
+  s.input_delay = 4;
+  s.tick_rate_hz = 60;
+  s.ticks = ticks;
+  s.bodies = 1000;
+  s.spectators_join_ms = join_ms;
   Rng rng(seed);
   for (std::uint32_t i = 0; i < s.participants(); ++i) {
     net::NetSimConfig f;

@@ -43,6 +43,10 @@ struct Scenario {
   std::uint32_t victim = 0;             ///< participant index: 0 the host
   std::uint32_t trouble_at_ms = 0;      ///< after the session's start
   std::uint32_t trouble_ms = 0;         ///< how long (partition, outage, freeze)
+  std::uint32_t bodies = 12;            ///< passive circles in the arena
+  /// When set, every spectator arrives this long after the host started (else within half a
+  /// second, or for a third of them while the session runs).
+  std::optional<std::uint32_t> spectators_join_ms;
 
   [[nodiscard]] std::uint32_t participants() const { return 1 + peers() + spectators; }
   [[nodiscard]] std::uint32_t peers() const { return relay ? players : players - 1; }
@@ -63,6 +67,10 @@ Scenario generate(std::uint64_t seed);
 /// spectator, no trouble, 20±5 ms each way, `loss` on everything everyone sends.
 Scenario steady(std::uint64_t seed, double loss);
 
+/// A fixed scenario for the late join's figures: 2 players and one spectator on the 1,000-body
+/// arena, `ticks` long, the spectator arriving at `join_ms`, `loss` on everything, 20±5 ms each way.
+Scenario late_spectator(std::uint64_t seed, std::uint64_t ticks, std::uint32_t join_ms, double loss);
+
 /// A fixed scenario for the adaptive delay's figures: 4 players at 60 Hz, no trouble, no loss,
 /// a round trip of `round_trip_ms` with 20 ms of jitter (each way: half the round trip ± 5 ms),
 /// `ticks` long; the input delay `delay`, or adaptive when `delay` is nothing.
@@ -82,6 +90,11 @@ struct ScenarioReport {
   std::uint64_t peer_ticks = 0;
   double peer_seconds = 0;  ///< from each peer's start to its end
   std::uint32_t final_delay = 0;  ///< the host's input delay at its end
+  /// Over the spectators that started from the host's state: the largest state, and the longest
+  /// times from their hello to holding it and to having caught up.
+  std::uint64_t late_state_bytes = 0;
+  double late_state_ms = 0;
+  double late_caught_up_ms = 0;
   std::uint32_t delay_changes = 0;  ///< how often the host changed it
 };
 

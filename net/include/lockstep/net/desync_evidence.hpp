@@ -19,12 +19,14 @@
 namespace lockstep::net {
 
 /// Writes `dir/name/` with replay.lsr, state.snapshot (`own_state`, a snapshot) and config.json;
-/// returns the folder.
+/// returns the folder. A participant that joined late re-simulates from `start_state` (the
+/// snapshot it started from; empty: from the configuration and seed).
 template <Simulation S>
 Result<std::string> write_desync_evidence(const std::string& dir, const std::string& name,
                                           const typename S::Config& config, std::uint64_t seed,
                                           const TickLog& ticks, std::uint64_t last_tick,
-                                          std::span<const std::byte> own_state, std::uint64_t desync_tick) {
+                                          std::span<const std::byte> own_state, std::uint64_t desync_tick,
+                                          std::span<const std::byte> start_state = {}) {
   using Input = typename S::Input;
   constexpr std::size_t k_bytes = Input::k_bytes;
   namespace fs = std::filesystem;
@@ -34,12 +36,15 @@ Result<std::string> write_desync_evidence(const std::string& dir, const std::str
   if (error) return fail("cannot create '", folder.string(), "': ", error.message());
   Result<Runner<S>> fresh = Runner<S>::create(config, seed);
   if (!fresh) return fresh.error();
+  if (!start_state.empty()) {
+    if (Status restored = fresh->restore(start_state); !restored) return restored.error();
+  }
   Result<replay::Recorder<S>> recorder =
       replay::Recorder<S>::create((folder / "replay.lsr").string(), config, seed, fresh.value(), {1, 0});
   if (!recorder) return recorder.error();
   const std::uint32_t players = fresh->simulation().players();
   std::vector<Input> inputs(players);
-  for (std::uint64_t t = 1; t <= last_tick && ticks.known(t); ++t) {
+  for (std::uint64_t t = fresh->tick() + 1; t <= last_tick && ticks.known(t); ++t) {
     const std::span<const std::byte> raw = ticks.inputs_of(t);
     for (std::uint32_t p = 0; p < players; ++p) {
       inputs[p] = Input::from_bytes(std::span<const std::byte, k_bytes>(raw.data() + p * k_bytes, k_bytes)).value_or(Input{});

@@ -26,6 +26,7 @@ enum class DropReason : std::uint8_t {
   far_ahead,           ///< inputs or hashes for ticks far beyond anything possible now
   stale,               ///< from a new address, too far out of sequence to move its connection there
   simulated_loss,      ///< the fault simulator dropped it on purpose
+  bad_checksum,        ///< a state piece whose bytes do not match its checksum
   count_
 };
 
@@ -36,7 +37,8 @@ constexpr std::string_view drop_reason_name(DropReason reason) {
   constexpr std::array<std::string_view, k_drop_reasons> names = {
       "none",          "short",           "oversized",          "bad magic",     "bad version",
       "unknown type",  "malformed",       "unknown address",    "unknown connection", "bad token",
-      "unexpected type", "spectator inputs", "invalid input",   "far ahead",     "stale",         "simulated loss"};
+      "unexpected type", "spectator inputs", "invalid input",   "far ahead",     "stale",         "simulated loss",
+      "bad checksum"};
   return names[static_cast<std::size_t>(reason)];
 }
 

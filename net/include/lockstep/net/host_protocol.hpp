@@ -56,6 +56,8 @@ enum class HostState : std::uint8_t { waiting, countdown, running, ending, ended
 
 /// Ticks past its last compared one for which the host keeps a peer's hashes.
 inline constexpr std::size_t k_hash_window = 64;
+/// State transfers to late joiners the host serves at once; later ones wait their turn.
+inline constexpr std::size_t k_max_state_transfers = 4;
 
 class HostProtocol final : public LockstepProtocol {
  public:
@@ -79,12 +81,30 @@ class HostProtocol final : public LockstepProtocol {
   [[nodiscard]] std::uint64_t held_through(std::uint8_t slot) const { return held_through_[slot]; }
   /// Participants connected and not gone.
   [[nodiscard]] std::size_t connected() const;
+  /// A late joiner waits for the state to start from: the session should provide_state() now.
+  [[nodiscard]] bool wants_state() const { return wants_state_; }
+  /// The host's state at `tick` (its last stepped), as a snapshot, and its state hash: what the
+  /// late joiners waiting get, piece by piece (one copy, shared by the transfers under way).
+  void provide_state(std::uint64_t tick, std::vector<std::byte> snapshot, std::uint64_t hash, Instant now);
+  /// State transfers under way.
+  [[nodiscard]] std::size_t transfers() const;
+
   /// The delay the players' round trips call for now: the slowest player's 95th-percentile round
   /// trip (so jitter counts), plus a margin for the half-tick send cadence at each end, in whole
   /// ticks. Nothing before a player's round trip is measured.
   [[nodiscard]] std::optional<std::uint32_t> needed_delay() const;
 
  private:
+  /// A late joiner's state on its way, by piece: what it holds (all before `received`, and the
+  /// pieces after it whose bit is set in `held`), and when each piece of the window was last sent.
+  struct Transfer {
+    std::uint64_t received = 0;
+    std::uint64_t held = 0;
+    std::array<std::uint64_t, k_state_window_pieces> piece{};  ///< the piece a window slot was last sent for, + 1
+    std::array<Instant, k_state_window_pieces> sent_at{};
+    std::uint64_t bytes_sent = 0;  ///< bounded: a joiner that does not acknowledge is dropped
+  };
+
   struct Remote {
     std::uint8_t connection = 0;
     Endpoint endpoint;
@@ -104,6 +124,8 @@ class HostProtocol final : public LockstepProtocol {
     Instant last_welcome{0};
     std::uint32_t sends = 0;
     RttMeter rtt;
+    bool awaiting_state = false;     ///< a late joiner not yet welcomed: it waits for a state
+    std::optional<Transfer> transfer;
   };
 
   void handle_hello(const Endpoint& from, std::span<const std::byte> datagram, Instant now);
@@ -119,6 +141,9 @@ class HostProtocol final : public LockstepProtocol {
   void mark_gone(Remote& remote, bool by_goodbye);
   void assemble_ticks();
   void send_relay(Remote& remote, Instant now);
+  void start_transfers(Instant now);
+  void send_state(Remote& remote, Instant now);
+  void take_state_ack(Remote& remote, const Update& update);
   void send_to_all(Instant now);
   void poll_state(Instant now);
   void poll_waiting(Instant now);
@@ -148,6 +173,14 @@ class HostProtocol final : public LockstepProtocol {
   std::vector<std::byte> relay_scratch_;
   Instant ending_since_{0};
   Instant next_delay_review_{0};
+  /// The state late joiners start from, while a transfer needs it.
+  struct JoinState {
+    std::uint64_t tick = 0;
+    std::vector<std::byte> snapshot;
+    std::uint64_t hash = 0;
+  };
+  std::optional<JoinState> join_state_;
+  bool wants_state_ = false;
   std::uint32_t lower_reviews_ = 0;  ///< reviews in a row that found a smaller delay enough
   std::uint32_t lower_needed_ = 0;   ///< the largest of what those reviews found
 };

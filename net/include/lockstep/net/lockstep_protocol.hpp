@@ -145,7 +145,14 @@ class LockstepProtocol {
     own_tick_ = tick;
     own_hashes_.push_back(static_cast<WireHash>(hash));
   }
-  [[nodiscard]] WireHash own_hash(std::uint64_t tick) const { return own_hashes_[static_cast<std::size_t>(tick - 1)]; }
+  [[nodiscard]] WireHash own_hash(std::uint64_t tick) const {
+    return own_hashes_[static_cast<std::size_t>(tick - own_hashes_from_)];
+  }
+  /// A late joiner starts from the state at `tick`: its first stepped tick is the next.
+  void start_from(std::uint64_t tick) {
+    own_tick_ = tick;
+    own_hashes_from_ = tick + 1;
+  }
   [[nodiscard]] Instant tick_period() const {
     return Instant(1'000'000 / std::max<std::uint32_t>(1, parameters_.tick_rate_hz));
   }
@@ -177,6 +184,7 @@ class LockstepProtocol {
 
  private:
   std::vector<WireHash> own_hashes_;
+  std::uint64_t own_hashes_from_ = 1;
   std::uint32_t delay_ = 0;
   std::uint32_t previous_delay_ = 0;
   std::uint64_t delay_from_ = 1;

@@ -27,13 +27,19 @@ struct NetStats {
   std::optional<double> rtt_ms;     ///< median
   std::uint32_t input_delay = 0;    ///< the delay in force at the last tick
   std::vector<DelayChange> delay_changes;  ///< every change of an adaptive delay, in order
+  /// A late joiner: the state it started from (bytes), the ms from its hello to holding it, and
+  /// to having stepped every tick it knew of (caught up with the session).
+  std::uint64_t state_bytes = 0;
+  std::optional<double> state_ms;
+  std::optional<double> caught_up_ms;
   DropCounts dropped;
 };
 
 /// One JSON object, keys in a fixed order: ticks, stall_ticks, behind_ticks, datagrams_sent,
 /// datagrams_received, bytes_sent, bytes_received, rtt_ms (null before a measurement),
-/// input_delay, input_delay_changes ([{"tick": T, "delay": D}, …]), dropped (reason → count, the
-/// reasons that occurred).
+/// input_delay, input_delay_changes ([{"tick": T, "delay": D}, …]), state_bytes, state_ms and
+/// caught_up_ms (a late joiner's; null when not one), dropped (reason → count, the reasons that
+/// occurred).
 std::string stats_json(const NetStats& stats);
 
 /// "tick 600, rtt 0.4 ms, input delay 2, stalls 0, sent 601 dgrams 14.2 KB, received …, dropped

@@ -33,6 +33,8 @@ struct PeerProtocolConfig {
   std::chrono::milliseconds hello_every{200};
   std::chrono::milliseconds linger{1000};  ///< after the last tick, wait this long for the host's acks
   std::uint64_t nonce = 0;                 ///< random: tells this joiner apart from others at its address
+  /// The largest state a late joiner accepts from the host (at most k_max_state_transfer_bytes).
+  std::uint64_t max_state_bytes = k_max_state_transfer_bytes;
 };
 
 enum class PeerState : std::uint8_t { hello, challenged, welcomed, running, ended };
@@ -58,10 +60,38 @@ class PeerProtocol final : public LockstepProtocol {
   /// The host said goodbye.
   [[nodiscard]] bool host_left() const { return host_left_; }
 
+  /// A late joiner starts from the state at this tick (0: from tick 1; the end tick for one that
+  /// arrives when every tick is stepped: it sees the last state), whose hash is state_hash().
+  [[nodiscard]] std::uint64_t start_tick() const { return start_tick_; }
+  [[nodiscard]] std::uint64_t state_hash() const { return state_hash_; }
+  /// Whether every piece of the state has arrived (and it has not been taken).
+  [[nodiscard]] bool state_complete() const {
+    return start_tick_ != 0 && !state_taken_ && state_received_ >= state_size_;
+  }
+  /// The whole state, once complete: handed over, and only once.
+  std::vector<std::byte> take_state() {
+    std::vector<std::byte> out;
+    if (state_complete()) out.swap(snapshot_);
+    return out;
+  }
+  /// Bytes of the state received so far, and its size.
+  [[nodiscard]] std::uint64_t state_received() const { return state_received_; }
+  [[nodiscard]] std::uint64_t state_size() const { return state_size_; }
+  /// The session built its simulation from the state and checked its hash: says so (an event).
+  /// Pieces that still arrive are acknowledged.
+  void state_taken() {
+    state_taken_ = true;
+    ProtocolEvent event = make_event(EventKind::state_received, parameters_.slot, start_tick_);
+    event.value = static_cast<std::uint32_t>(std::min<std::uint64_t>(state_size_, 0xFFFFFFFFu));
+    emit(std::move(event));
+  }
+
  private:
   void handle_handshake(const Header& h, std::span<const std::byte> datagram, Instant now);
   void handle_welcome(const Header& h, const Welcome& welcome, Instant now);
   void handle_relay(std::span<const std::byte> datagram, Instant now);
+  void handle_state(std::span<const std::byte> datagram);
+  [[nodiscard]] std::uint64_t held_bitmap() const;
   bool take_tick(std::uint64_t tick, std::span<const std::byte> others);
   void take_acks(const Relay& relay);
   void take_slots(const Relay& relay);
@@ -91,6 +121,16 @@ class PeerProtocol final : public LockstepProtocol {
   bool host_left_ = false;
   std::string advisory_refusal_;  ///< a refusal anyone could have forged: said only on a timeout
   std::uint32_t sends_ = 0;
+  // A late joiner's state: pieces arrive in any order; `state_received_` bytes from the start are
+  // held, and `piece_held_` says which later pieces are.
+  std::uint64_t start_tick_ = 0;
+  std::uint64_t state_hash_ = 0;
+  std::uint64_t state_size_ = 0;
+  std::vector<std::byte> snapshot_;
+  std::vector<bool> piece_held_;
+  std::uint64_t state_received_ = 0;
+  bool ack_state_ = false;  ///< a piece arrived since the last update: acknowledge
+  bool state_taken_ = false;
   RttMeter rtt_;
   std::vector<std::byte> tick_scratch_;
 };

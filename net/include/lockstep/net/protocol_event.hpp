@@ -23,6 +23,8 @@ enum class EventKind : std::uint8_t {
   network_failed,    ///< the other side is gone or never answered (`text` says why)
   left,              ///< this participant left on request
   input_delay_changed,  ///< players produce inputs `value` ticks ahead from `tick` on (adaptive delay)
+  state_sent,        ///< host: a late joiner holds the state of `tick` (`value` bytes)
+  state_received,    ///< late joiner: it holds the host's state of `tick` (`value` bytes), checked
 };
 
 struct ProtocolEvent {
@@ -30,7 +32,7 @@ struct ProtocolEvent {
   std::uint8_t slot = 0xFF;
   std::uint64_t tick = 0;
   bool by_goodbye = false;  ///< gone / left_before_start: said goodbye rather than went silent
-  std::uint32_t value = 0;  ///< input_delay_changed: the new delay
+  std::uint32_t value = 0;  ///< input_delay_changed: the new delay; state_*: the state's bytes
   std::string text;         ///< refused and network_failed only
 };
 

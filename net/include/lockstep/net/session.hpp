@@ -119,7 +119,10 @@ class Session {
     p.check_config = &check_config;
     p.timeout_after = join.timeout_after;
     p.nonce = join.nonce;
-    return Session(std::make_unique<PeerProtocol>(std::move(p), now), join.record, join.evidence_dir);
+    p.max_state_bytes = std::min(join.max_state_bytes, k_max_state_transfer_bytes);
+    Session session(std::make_unique<PeerProtocol>(std::move(p), now), join.record, join.evidence_dir);
+    session.joined_at_ = now;
+    return session;
   }
 
   // --- The program's loop -------------------------------------------------------------------
@@ -263,6 +266,9 @@ class Session {
     s.rtt_ms = protocol_->rtt_ms();
     s.input_delay = protocol_->input_delay_after(tick());
     s.delay_changes = protocol_->delay_changes();
+    s.state_bytes = state_bytes_;
+    if (state_at_) s.state_ms = static_cast<double>((*state_at_ - joined_at_).count()) / 1000.0;
+    if (caught_up_at_) s.caught_up_ms = static_cast<double>((*caught_up_at_ - joined_at_).count()) / 1000.0;
     s.dropped = protocol_->drops();
     return s;
   }
@@ -321,21 +327,34 @@ class Session {
     return {};
   }
 
-  /// A joiner's simulation exists once the welcome (already checked) has arrived.
+  /// A joiner's simulation exists once the welcome (already checked) has arrived, and for a late
+  /// joiner once the state it starts from has. A host gives late joiners its state when asked.
   void after_protocol(Instant now) {
     now_ = now;
+    if (auto* host = dynamic_cast<HostProtocol*>(protocol_.get()); host != nullptr && host->wants_state()) {
+      std::vector<std::byte> snapshot = runner_->save().bytes;
+      state_bytes_ = snapshot.size();
+      host->provide_state(runner_->tick(), std::move(snapshot), runner_->hash(), now);
+    }
     if (!runner_ && protocol_->welcomed() && !protocol_->outcome()) {
-      const auto* peer = static_cast<const PeerProtocol*>(protocol_.get());
+      auto* peer = static_cast<PeerProtocol*>(protocol_.get());
       config_ = decode_config(peer->sim_config()).value_or(typename S::Config{});
       seed_ = parameters().seed;
-      Result<Runner<S>> runner = Runner<S>::create(config_, seed_);
-      Status started = runner ? start_runner(std::move(runner).value()) : Status(runner.error());
+      Status started;
+      if (peer->start_tick() == 0) {
+        Result<Runner<S>> runner = Runner<S>::create(config_, seed_);
+        started = runner ? start_runner(std::move(runner).value()) : Status(runner.error());
+      } else if (peer->state_complete()) {
+        started = start_from_state(peer->take_state(), peer->start_tick(), peer->state_hash());
+        if (started) peer->state_taken();
+      }
       if (!started) {
         protocol_->leave(now);
         return finish({Outcome::refused, 0, 0, 0, {}, started.error().message});
       }
-      produced_through_ = parameters().input_delay;
+      if (runner_) produced_through_ = parameters().input_delay;
     }
+    if (runner_ && !caught_up_at_ && state_at_ && runner_->tick() >= protocol_->ticks().known_through()) caught_up_at_ = now;
     if (runner_ && produced_through_ == 0) produced_through_ = parameters().input_delay;
     if (protocol_->outcome() && !result_) finish_from_protocol();
   }
@@ -371,6 +390,27 @@ class Session {
     }
   }
 
+  /// A late joiner's simulation: the host's state at `tick`, checked against the hash the host
+  /// announced for it before anything is stepped from it.
+  Status start_from_state(std::vector<std::byte> snapshot, std::uint64_t tick, std::uint64_t expected_hash) {
+    S sim;
+    std::uint64_t at = 0;
+    if (Status decoded = decode_snapshot<S>(snapshot, sim, at); !decoded) {
+      return fail("the host's state does not decode: ", decoded.error().message);
+    }
+    if (at != tick) return fail("the host's state is of tick ", at, ", not ", tick, " as announced");
+    Runner<S> runner(std::move(sim), tick);
+    if (runner.hash() != expected_hash) {
+      return fail("the host's state of tick ", tick, " has hash ", hash_hex(runner.hash()), ", not ",
+                  hash_hex(expected_hash), " as announced");
+    }
+    state_bytes_ = snapshot.size();
+    start_state_ = std::move(snapshot);
+    state_at_ = now_;
+    clock_ticks_ = tick;
+    return start_runner(std::move(runner));
+  }
+
   Result<bool> fail_session(std::string message) {
     if (auto* host = dynamic_cast<HostProtocol*>(protocol_.get())) host->abort(Outcome::network_failed, message);
     else protocol_->leave(now_);
@@ -388,7 +428,13 @@ class Session {
       if (!finished && outcome == Outcome::finished) r = {Outcome::network_failed, tick(), hash(), 0, {}, finished.error().message};
       if (outcome == Outcome::network_failed && runner_) r.message += "; the recording is saved";
     }
-    if (outcome == Outcome::desync && runner_) {
+    if (outcome == Outcome::desync && runner_ && protocol_->desync_tick() < protocol_->ticks().first_tick()) {
+      // A late joiner whose start state is already past the desync has nothing to show of it.
+      r.desync_tick = protocol_->desync_tick();
+      r.evidence = "none: the desync is at tick " + std::to_string(r.desync_tick) +
+                   ", before this participant's start from the host's state of tick " +
+                   std::to_string(protocol_->ticks().first_tick() - 1);
+    } else if (outcome == Outcome::desync && runner_) {
       r.desync_tick = protocol_->desync_tick();
       const std::uint64_t at = std::min(r.desync_tick, tick());
       const std::uint64_t kept = tick() - at < k_evidence_ring ? at : tick();
@@ -398,7 +444,7 @@ class Session {
       Result<std::string> evidence = write_desync_evidence<S>(
           evidence_dir_, "lockstep-desync-" + hash_hex(parameters().session) + "-" + who, config_, seed_,
           protocol_->ticks(), std::min(r.desync_tick, protocol_->ticks().known_through()), ring_[kept % k_evidence_ring],
-          r.desync_tick);
+          r.desync_tick, start_state_);
       r.evidence = evidence ? evidence.value() : evidence.error().message;
     }
     finish(std::move(r));
@@ -432,6 +478,12 @@ class Session {
   std::function<void(S&)> perturb_;
   std::optional<SessionResult> result_;
   std::vector<std::byte> frame_buffer_;
+  // A late joiner: the state it started from (for evidence), and when it held it and caught up.
+  std::vector<std::byte> start_state_;
+  std::uint64_t state_bytes_ = 0;
+  Instant joined_at_{0};
+  std::optional<Instant> state_at_;
+  std::optional<Instant> caught_up_at_;
 };
 
 }  // namespace lockstep::net

@@ -37,6 +37,9 @@ struct HostConfig {
 
 struct JoinConfig {
   Endpoint host;
+  /// Joining a session under way, the largest state taken from the host (a snapshot; at most
+  /// k_max_state_transfer_bytes): a larger one is refused.
+  std::uint64_t max_state_bytes = std::uint64_t{16} << 20;
   Role role = Role::player;
   std::chrono::milliseconds timeout_after{5000};  ///< no answer, or a silent host, this long: give up
   std::string record;

@@ -1,6 +1,7 @@
 #pragma once
-/// Every player's input of every tick a participant knows, from tick 1: what it steps with, what
-/// it relays (host), and what desync evidence re-simulates.
+/// Every player's input of every tick a participant knows, from its first tick (1, or the tick
+/// after the state a late joiner started from): what it steps with, what it relays (host), and
+/// what desync evidence re-simulates.
 
 #include <cstddef>
 #include <cstdint>
@@ -12,14 +13,17 @@ namespace lockstep::net {
 class TickLog {
  public:
   TickLog() = default;
-  TickLog(std::uint32_t players, std::uint32_t input_bytes) : stride_(static_cast<std::size_t>(players) * input_bytes) {}
+  /// A log whose ticks start after `start_tick` (0: from tick 1).
+  TickLog(std::uint32_t players, std::uint32_t input_bytes, std::uint64_t start_tick = 0)
+      : stride_(static_cast<std::size_t>(players) * input_bytes), start_(start_tick), known_(start_tick) {}
 
-  /// Ticks 1 … known_through() are known.
+  /// Ticks first_tick() … known_through() are known (none when known_through() < first_tick()).
   [[nodiscard]] std::uint64_t known_through() const { return known_; }
-  [[nodiscard]] bool known(std::uint64_t tick) const { return tick >= 1 && tick <= known_; }
-  /// Every player's input of `tick` (1-based, known), slot order.
+  [[nodiscard]] std::uint64_t first_tick() const { return start_ + 1; }
+  [[nodiscard]] bool known(std::uint64_t tick) const { return tick > start_ && tick <= known_; }
+  /// Every player's input of `tick` (known), slot order.
   [[nodiscard]] std::span<const std::byte> inputs_of(std::uint64_t tick) const {
-    return std::span<const std::byte>(bytes_).subspan(static_cast<std::size_t>(tick - 1) * stride_, stride_);
+    return std::span<const std::byte>(bytes_).subspan(static_cast<std::size_t>(tick - start_ - 1) * stride_, stride_);
   }
   /// Appends the next tick: `stride()` bytes.
   void append(std::span<const std::byte> tick_inputs) {
@@ -31,6 +35,7 @@ class TickLog {
  private:
   std::size_t stride_ = 0;
   std::vector<std::byte> bytes_;
+  std::uint64_t start_ = 0;
   std::uint64_t known_ = 0;
 };
 

@@ -25,7 +25,7 @@
 namespace lockstep::net {
 
 inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
-inline constexpr std::uint8_t k_protocol_version = 3;
+inline constexpr std::uint8_t k_protocol_version = 4;
 inline constexpr std::size_t k_header_bytes = 11;
 /// A hello is padded to this size, so that nothing the host answers before the cookie returns
 /// (a challenge, a refusal) is larger than what asked for it.
@@ -45,6 +45,11 @@ inline constexpr std::uint32_t k_max_input_delay = 60;
 inline constexpr std::uint32_t k_max_spectators = 16;
 /// Tick numbers on the wire are below this (about 580 years at 60 Hz).
 inline constexpr std::uint64_t k_max_wire_tick = std::uint64_t{1} << 40;
+/// A state sent to a joiner (a snapshot) is at most this large, in pieces of this size; a joiner
+/// acknowledges the pieces it holds contiguously and those of the next this-many as a bitmap.
+inline constexpr std::uint64_t k_max_state_transfer_bytes = std::uint64_t{64} << 20;
+inline constexpr std::size_t k_state_piece_bytes = 1024;
+inline constexpr std::uint32_t k_state_window_pieces = 64;
 /// Slot value of the host when it plays no slot, and of spectators.
 inline constexpr std::uint8_t k_no_slot = 0xFF;
 
@@ -57,6 +62,7 @@ enum class MessageType : std::uint8_t {
   update = 6,     ///< peer → host: own inputs and hashes not yet acknowledged, acknowledgements
   relay = 7,      ///< host → peer: every tick's inputs the peer lacks, acknowledgements, slot states
   bye = 8,        ///< either way: leaving now
+  state = 9,      ///< host → joiner: a piece of the state a late joiner starts from
 };
 
 enum class Role : std::uint8_t { player = 0, spectator = 1 };
@@ -101,6 +107,11 @@ struct Welcome {
   std::string sim_name;            ///< Simulation::k_name
   std::uint64_t compatibility_id = 0;
   std::vector<std::byte> config;   ///< the simulation's Config, canonical bytes
+  /// 0: the joiner steps from tick 1. Else it starts from the state at this tick, which follows
+  /// in `state` messages: `state_bytes` long (a snapshot), whose state hash is `state_hash`.
+  std::uint64_t start_tick = 0;
+  std::uint64_t state_bytes = 0;
+  std::uint64_t state_hash = 0;
 };
 
 /// Only `reason` and `host_version` before the cookie: the text would make it larger than a hello.
@@ -136,6 +147,10 @@ struct Update {
   std::uint64_t hashes_first_tick = 0;
   std::uint32_t hash_count = 0;
   std::array<WireHash, k_max_ticks_per_datagram> hashes{};
+  /// A late joiner's state transfer: it holds the first `received` bytes, and of the next
+  /// k_state_window_pieces pieces those whose bit is set (bit i: the piece at received + i pieces).
+  std::optional<std::uint64_t> state_received;
+  std::uint64_t state_held = 0;
   std::optional<Timing> timing;
 };
 
@@ -172,6 +187,17 @@ struct Bye {
   std::uint64_t last_tick = 0;
 };
 
+/// A piece of a late joiner's state: the bytes at `offset` (a multiple of k_state_piece_bytes), with
+/// the low 32 bits of their XXH3-64.
+struct StatePiece {
+  std::uint64_t offset = 0;
+  std::uint32_t checksum = 0;
+  std::span<const std::byte> bytes;
+};
+
+/// The checksum of a state piece.
+std::uint32_t state_piece_checksum(std::span<const std::byte> bytes);
+
 /// A decoded message, or why the datagram is dropped.
 template <class T>
 struct Decoded {
@@ -197,6 +223,7 @@ void write_update(std::vector<std::byte>& out, const Header& h, const Update& m,
 void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, std::uint32_t players,
                  std::uint32_t input_bytes);
 void write_bye(std::vector<std::byte>& out, const Header& h, const Bye& m);
+void write_state(std::vector<std::byte>& out, const Header& h, const StatePiece& m);
 
 /// Reads and checks the header (size bounds, magic, version, type).
 Decoded<Header> read_header(std::span<const std::byte> datagram);
@@ -213,5 +240,7 @@ Decoded<Start> read_start(std::span<const std::byte> datagram);
 Decoded<Update> read_update(std::span<const std::byte> datagram, std::uint32_t input_bytes);
 Decoded<Relay> read_relay(std::span<const std::byte> datagram, std::uint32_t players, std::uint32_t input_bytes);
 Decoded<Bye> read_bye(std::span<const std::byte> datagram);
+/// Checks the bounds and the checksum; whether the piece fits the transfer is the joiner's to say.
+Decoded<StatePiece> read_state(std::span<const std::byte> datagram);
 
 }  // namespace lockstep::net
