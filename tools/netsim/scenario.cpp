@@ -465,6 +465,24 @@ Scenario generate(std::uint64_t seed) {
   return s;
 }
 
+namespace {
+
+/// The same faults on everyone of a fixed scenario, and frames of 4 to 16 ms, from its seed.
+void add_faults(Scenario& s, double loss, std::uint32_t delay_ms, std::uint32_t jitter_ms) {
+  Rng rng(s.seed);
+  for (std::uint32_t i = 0; i < s.participants(); ++i) {
+    net::NetSimConfig f;
+    f.loss = loss;
+    f.delay_ms = delay_ms;
+    f.jitter_ms = jitter_ms;
+    f.seed = rng.next_u64();
+    s.faults.push_back(f);
+    s.frame_us.push_back(4'000 + rng.below(12'001));
+  }
+}
+
+}  // namespace
+
 Scenario steady(std::uint64_t seed, double loss) {
   Scenario s;
   s.seed = seed;
@@ -472,16 +490,7 @@ Scenario steady(std::uint64_t seed, double loss) {
   s.input_delay = 5;  // 83 ms: more than the round trip with both ends' frames, so no stall without loss
   s.tick_rate_hz = 60;
   s.ticks = 1200;
-  Rng rng(seed);
-  for (std::uint32_t i = 0; i < s.participants(); ++i) {
-    net::NetSimConfig f;
-    f.loss = loss;
-    f.delay_ms = 20;
-    f.jitter_ms = 5;
-    f.seed = rng.next_u64();
-    s.faults.push_back(f);
-    s.frame_us.push_back(4'000 + rng.below(12'001));
-  }
+  add_faults(s, loss, 20, 5);
   return s;
 }
 
@@ -495,16 +504,7 @@ Scenario late_spectator(std::uint64_t seed, std::uint64_t ticks, std::uint32_t j
   s.ticks = ticks;
   s.bodies = 1000;
   s.spectators_join_ms = join_ms;
-  Rng rng(seed);
-  for (std::uint32_t i = 0; i < s.participants(); ++i) {
-    net::NetSimConfig f;
-    f.loss = loss;
-    f.delay_ms = 20;
-    f.jitter_ms = 5;
-    f.seed = rng.next_u64();
-    s.faults.push_back(f);
-    s.frame_us.push_back(4'000 + rng.below(12'001));
-  }
+  add_faults(s, loss, 20, 5);
   return s;
 }
 
@@ -517,15 +517,7 @@ Scenario round_trip(std::uint64_t seed, std::uint32_t round_trip_ms, std::option
   s.adaptive_delay = !delay;
   s.tick_rate_hz = 60;
   s.ticks = ticks;
-  Rng rng(seed);
-  for (std::uint32_t i = 0; i < s.participants(); ++i) {
-    net::NetSimConfig f;
-    f.delay_ms = round_trip_ms / 2 - 5;  // jitter adds 0 to 10 ms each way
-    f.jitter_ms = 10;
-    f.seed = rng.next_u64();
-    s.faults.push_back(f);
-    s.frame_us.push_back(4'000 + rng.below(12'001));
-  }
+  add_faults(s, 0.0, round_trip_ms / 2 - 5, 10);  // jitter adds 0 to 10 ms each way
   return s;
 }
 
