@@ -46,6 +46,8 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now) : config_(std
                  config_.end_tick, config_.seed, config_.relay ? k_no_slot : std::uint8_t{0}, draw()};
   ticks_ = TickLog(config_.players, config_.input_bytes);
   start_delay(config_.input_delay);
+  own_inputs_from_ = config_.relay ? 0 : config_.input_delay + 1ull;
+  resync_ = config_.resync;
   held_.resize(config_.players);
   held_through_.resize(config_.players);
   for (std::uint32_t p = 0; p < config_.players; ++p) reset_slot(static_cast<std::uint8_t>(p));
@@ -81,15 +83,15 @@ void HostProtocol::receive(const Endpoint& from, std::span<const std::byte> data
     remote->endpoint = from;  // the same endpoint, or a NAT that rebound its port: follow it
   }
   remote->last_heard = now;
-  if (remote->slot != k_no_slot && slots_[remote->slot].state == SlotState::interrupted) {
-    set_slot(remote->slot, {SlotState::active, 0});
+  if (remote->slot != k_no_slot && !remote->late && slots_[remote->slot].state == SlotState::interrupted) {
+    set_slot(remote->slot, {SlotState::active, 0, slots_[remote->slot].plays_from_tick});
     emit(make_event(EventKind::resumed, remote->slot));
   }
   switch (h->type) {
     case MessageType::bye:
       mark_gone(*remote, true);
       return forget_departed();
-    case MessageType::update: return handle_update(*remote, datagram, now);
+    case MessageType::update: return handle_update(*remote, datagram, h->sequence, now);
     default: return drop(DropReason::unexpected_type);
   }
 }
@@ -117,29 +119,15 @@ void HostProtocol::handle_hello(const Endpoint& from, std::span<const std::byte>
   }
   if (Remote* admitted = admit(from, *hello, now)) {
     if (admitted->awaiting_state) return start_transfers(now);
+    if (admitted->late) activate(*admitted);  // under way but nothing stepped yet: no state to send
     welcome(*admitted, now);
   }
 }
 
 HostProtocol::Remote* HostProtocol::admit(const Endpoint& from, const Hello& hello, Instant now) {
-  if (hello.role == Role::spectator) {
-    const auto spectators = std::count_if(remotes_.begin(), remotes_.end(),
-                                          [](const Remote& r) { return r.slot == k_no_slot && !r.gone; });
-    if (spectators >= static_cast<long>(k_max_spectators)) {
-      refuse(from, hello.nonce, RefuseReason::full, "the session has all the spectators it serves");
-      return nullptr;
-    }
-  }
-  std::uint8_t slot = k_no_slot;
-  if (hello.role == Role::player) {
-    const auto free_slot = std::find_if(slots_.begin(), slots_.begin() + config_.players,
-                                        [](const SlotStatus& s) { return s.state == SlotState::waiting; });
-    if (state_ != HostState::waiting || free_slot == slots_.begin() + config_.players) {
-      refuse(from, hello.nonce, RefuseReason::full, "the session is full");
-      return nullptr;
-    }
-    slot = static_cast<std::uint8_t>(free_slot - slots_.begin());
-  }
+  // Every check first, so that a refused joiner changes nothing.
+  const std::optional<std::uint8_t> slot = slot_for(from, hello);
+  if (!slot) return nullptr;
   // The smallest connection id not in use: ids of joiners that left before the start come back.
   std::uint8_t connection = 1;
   while (connection != 0 && find(connection) != nullptr) ++connection;
@@ -151,26 +139,101 @@ HostProtocol::Remote* HostProtocol::admit(const Endpoint& from, const Hello& hel
   remote.connection = connection;
   remote.endpoint = from;
   remote.nonce = hello.nonce;
-  remote.slot = slot;
+  remote.slot = *slot;
   remote.last_heard = now;
-  do remote.token = static_cast<std::uint32_t>(draw() >> 32);
-  while (remote.token == 0);
-  if (slot != k_no_slot) set_slot(slot, {SlotState::active, 0});
-  // A spectator of a session under way starts from the host's state, not from tick 1: when the
-  // host can send it now (a session over, or as many transfers as it serves, is a refusal).
-  remote.awaiting_state = slot == k_no_slot && state_ == HostState::running && own_tick_ > 0;
-  if (remote.awaiting_state && own_tick_ >= config_.end_tick) {
-    refuse(from, hello.nonce, RefuseReason::started, "the session is over");
-    return nullptr;
-  }
+  // A player admitted once the session is under way plays from a tick the host announces later;
+  // its slot stays as it is (waiting, or gone) until then.
+  remote.late = *slot != k_no_slot && state_ != HostState::waiting;
+  // A joiner of a session under way starts from the host's state, not from tick 1: when the host
+  // can send it now (as many transfers as it serves is a refusal).
+  remote.awaiting_state = (remote.late || *slot == k_no_slot) && state_ == HostState::running && own_tick_ > 0;
   if (remote.awaiting_state && transfers() >= k_max_state_transfers) {
     refuse(from, hello.nonce, RefuseReason::full,
            "the host is sending its state to " + std::to_string(k_max_state_transfers) + " late joiners; try again shortly");
     return nullptr;
   }
+  if (*slot != k_no_slot && hello.reclaim) {
+    // Whoever holds the slot now is the process this one replaces, dead or about to be (its
+    // departure does not end a relay host's session: the slot has a player again).
+    reclaiming_ = true;
+    for (Remote& r : remotes_) {
+      if (r.gone || r.slot != *slot) continue;
+      for (int i = 0; i < 2; ++i) write_bye(outbox_.next(r.endpoint), header(MessageType::bye, r.connection, r.token), {own_tick_});
+      mark_gone(r, false);
+    }
+    reclaiming_ = false;
+    forget_departed();
+  } else if (*slot != k_no_slot) {
+    do slot_keys_[*slot] = draw();
+    while (slot_keys_[*slot] == 0);
+  }
+  do remote.token = static_cast<std::uint32_t>(draw() >> 32);
+  while (remote.token == 0);
+  if (*slot != k_no_slot && !remote.late) set_slot(*slot, {SlotState::active, 0, 0});
   remotes_.push_back(remote);
-  emit(make_event(slot == k_no_slot ? EventKind::spectator_joined : EventKind::player_joined, slot));
+  if (!remote.late) emit(make_event(*slot == k_no_slot ? EventKind::spectator_joined : EventKind::player_joined, *slot));
   return &remotes_.back();
+}
+
+std::optional<std::uint8_t> HostProtocol::slot_for(const Endpoint& from, const Hello& hello) {
+  if (hello.role == Role::spectator) {
+    const auto spectators = std::count_if(remotes_.begin(), remotes_.end(),
+                                          [](const Remote& r) { return r.slot == k_no_slot && !r.gone; });
+    if (spectators >= static_cast<long>(k_max_spectators)) {
+      refuse(from, hello.nonce, RefuseReason::full, "the session has all the spectators it serves");
+      return std::nullopt;
+    }
+  }
+  if (state_ == HostState::ending || (state_ == HostState::running && own_tick_ >= config_.end_tick)) {
+    refuse(from, hello.nonce, RefuseReason::started, "the session is over");
+    return std::nullopt;
+  }
+  if (hello.role == Role::spectator) return k_no_slot;
+  if (hello.reclaim) {
+    const std::uint8_t slot = reclaimable(*hello.reclaim);
+    if (slot == k_no_slot) refuse(from, hello.nonce, RefuseReason::key, "the reconnect key is not for a slot of this session");
+    return slot == k_no_slot ? std::nullopt : std::optional<std::uint8_t>(slot);
+  }
+  const std::uint8_t slot = free_slot();
+  if (slot == k_no_slot) refuse(from, hello.nonce, RefuseReason::full, "the session is full");
+  return slot == k_no_slot ? std::nullopt : std::optional<std::uint8_t>(slot);
+}
+
+std::uint8_t HostProtocol::free_slot() const {
+  for (std::uint32_t p = 0; p < config_.players; ++p) {
+    const bool held = std::any_of(remotes_.begin(), remotes_.end(), [&](const Remote& r) { return !r.gone && r.slot == p; });
+    if (slots_[p].state == SlotState::waiting && !held) return static_cast<std::uint8_t>(p);
+  }
+  return k_no_slot;
+}
+
+std::uint8_t HostProtocol::reclaimable(const Reclaim& reclaim) const {
+  // Bound to this session and to a slot a joiner holds or held (never the host's own).
+  const bool ok = reclaim.session == parameters_.session && reclaim.slot < config_.players &&
+                  (config_.relay || reclaim.slot != 0) && slot_keys_[reclaim.slot] != 0 &&
+                  reclaim.key == slot_keys_[reclaim.slot];
+  return ok ? reclaim.slot : k_no_slot;
+}
+
+std::uint64_t HostProtocol::notice_ticks() const {
+  return static_cast<std::uint64_t>(config_.tick_rate_hz) * static_cast<std::uint64_t>(k_delay_notice.count()) / 1'000'000;
+}
+
+void HostProtocol::activate(Remote& remote) {
+  // Far enough ahead that the player has heard of it (and caught up) before its input is due.
+  const std::uint64_t from = ticks_.known_through() + widest_delay() + notice_ticks() + 1;
+  remote.late = false;
+  // Until then the slot's input is neutral: after what a previous holder's inputs still cover
+  // (a reclaimed slot), or after the known ticks (a slot that waited).
+  std::vector<std::byte>& held = held_[remote.slot];
+  std::uint64_t& through = held_through_[remote.slot];
+  if (through < ticks_.known_through()) {
+    held.clear();
+    through = ticks_.known_through();
+  }
+  for (; through + 1 < from; ++through) held.insert(held.end(), config_.neutral_input.begin(), config_.neutral_input.end());
+  set_slot(remote.slot, {SlotState::active, 0, from});
+  emit(make_event(EventKind::player_joined, remote.slot, from));
 }
 
 void HostProtocol::welcome(Remote& remote, Instant now) {
@@ -193,6 +256,9 @@ void HostProtocol::welcome(Remote& remote, Instant now) {
     w.state_bytes = join_state_->snapshot.size();
     w.state_hash = join_state_->hash;
   }
+  w.late = remote.late || (remote.slot != k_no_slot && slots_[remote.slot].plays_from_tick != 0);
+  w.resync = config_.resync;
+  w.reconnect_key = remote.slot != k_no_slot ? slot_keys_[remote.slot] : 0;
   write_welcome(outbox_.next(remote.endpoint), header(MessageType::welcome, remote.connection, remote.token), w);
 }
 
@@ -215,7 +281,8 @@ void HostProtocol::refuse_version(const Endpoint& from, std::span<const std::byt
   write_refuse(outbox_.next(from), header(MessageType::refuse, 0, 0), {RefuseReason::version, k_protocol_version, 0, {}});
 }
 
-void HostProtocol::handle_update(Remote& remote, std::span<const std::byte> datagram, Instant now) {
+void HostProtocol::handle_update(Remote& remote, std::span<const std::byte> datagram, std::uint16_t sequence,
+                                 Instant now) {
   const Decoded<Update> u = read_update(datagram, config_.input_bytes);
   if (!u) return drop(u.drop);
   remote.confirmed = true;  // it took the welcome and plays on
@@ -226,14 +293,14 @@ void HostProtocol::handle_update(Remote& remote, std::span<const std::byte> data
     if (remote.slot == k_no_slot) return drop(DropReason::spectator_inputs);
     take_inputs(remote, *u);
   }
-  if (u->hash_count > 0 && remote.slot != k_no_slot) take_hashes(remote, *u);
-  if (u->state_received && remote.transfer) take_state_ack(remote, *u);
+  if (u->state_received && remote.transfer) take_state_ack(remote, *u, sequence);
+  if (u->hash_count > 0 && remote.slot != k_no_slot) take_hashes(remote, *u, sequence);
   assemble_ticks();
 }
 
 void HostProtocol::take_inputs(Remote& remote, const Update& u) {
   // Inputs count only once the session is under way: none can be for a slot's next holder.
-  if (slots_[remote.slot].state == SlotState::gone || state_ == HostState::waiting) return;
+  if (remote.late || slots_[remote.slot].state == SlotState::gone || state_ == HostState::waiting) return;
   std::vector<std::byte>& held = held_[remote.slot];
   std::uint64_t& through = held_through_[remote.slot];
   // A player produces its input for t + D + 1 once it has stepped t ≤ what the host relayed.
@@ -255,7 +322,13 @@ void HostProtocol::take_inputs(Remote& remote, const Update& u) {
   }
 }
 
-void HostProtocol::take_hashes(Remote& remote, const Update& u) {
+void HostProtocol::take_hashes(Remote& remote, const Update& u, std::uint16_t sequence) {
+  // Not while it waits for a state; after a resync, not from an update it sent before it had it.
+  if (remote.transfer || remote.wants_resync || remote.awaiting_state) return;
+  if (remote.hashes_from) {
+    if (sequence_newer(*remote.hashes_from, sequence)) return;
+    if (static_cast<std::uint16_t>(sequence - *remote.hashes_from) > 1024) remote.hashes_from.reset();
+  }
   for (std::uint32_t i = 0; i < u.hash_count; ++i) {
     const std::uint64_t tick = u.hashes_first_tick + i;
     if (tick <= remote.hash_through) continue;
@@ -268,12 +341,38 @@ void HostProtocol::take_hashes(Remote& remote, const Update& u) {
 
 void HostProtocol::compare_hashes(Remote& remote) {
   // In tick order, each once the host has stepped it: the first mismatch is the desync tick.
+  // Hashes of ticks the host forgot (a player lagging past the window) go uncompared.
+  if (remote.hash_through + 1 < own_hashes_from()) {
+    remote.hash_through = own_hashes_from() - 1;
+    remote.early.reset();
+  }
   for (std::uint64_t next = remote.hash_through + 1; next <= own_tick_ && remote.early.test(next % k_hash_window); ++next) {
     const std::size_t at = next % k_hash_window;
-    if (remote.early_hashes[at] != own_hash(next) && (desync_tick_ == 0 || next < desync_tick_)) desync_tick_ = next;
+    const bool differs = remote.early_hashes[at] != own_hash(next);
     remote.early.reset(at);
     remote.hash_through = next;
+    if (differs && config_.resync) return diverged(remote, next);
+    if (differs && (desync_tick_ == 0 || next < desync_tick_)) desync_tick_ = next;
   }
+}
+
+void HostProtocol::diverged(Remote& remote, std::uint64_t tick) {
+  // Everyone hears of it (and writes its evidence); the diverged player gets the host's state.
+  desync_tick_ = std::max(desync_tick_, tick);
+  remote.early.reset();
+  const std::uint64_t window = k_resync_window_seconds * config_.tick_rate_hz;
+  if (remote.resynced_at != 0 && tick < remote.resynced_at + window) {
+    // Diverged again so soon: something is wrong with it for good. Dropped, and told so.
+    for (int i = 0; i < 2; ++i) {
+      write_bye(outbox_.next(remote.endpoint), header(MessageType::bye, remote.connection, remote.token), {own_tick_});
+    }
+    emit(make_event(EventKind::diverged_again, remote.slot, tick));
+    return mark_gone(remote, false);
+  }
+  remote.resynced_at = tick;
+  remote.wants_resync = true;
+  emit(make_event(EventKind::diverged, remote.slot, tick));
+  start_transfers(now_);
 }
 
 // --- Ticks ----------------------------------------------------------------------------------
@@ -283,6 +382,22 @@ void HostProtocol::add_local_input(std::uint64_t tick, std::span<const std::byte
   held_[0].insert(held_[0].end(), input.begin(), input.end());
   ++held_through_[0];
   assemble_ticks();
+}
+
+void HostProtocol::forget_through(std::uint64_t tick) {
+  // What a joiner still lacks is kept, unless it lacks more than a window: it is too far behind to
+  // be served, and is dropped (told so) rather than let the log grow without bound.
+  std::uint64_t keep_after = tick;
+  for (Remote& r : remotes_) {
+    if (r.gone || r.awaiting_state || r.relay_ack >= tick) continue;
+    if (tick - r.relay_ack > k_tick_window) {
+      for (int i = 0; i < 2; ++i) write_bye(outbox_.next(r.endpoint), header(MessageType::bye, r.connection, r.token), {own_tick_});
+      mark_gone(r, false);
+      continue;
+    }
+    keep_after = std::min(keep_after, r.relay_ack);
+  }
+  forget_own_through(keep_after);
 }
 
 void HostProtocol::on_stepped(std::uint64_t tick, std::uint64_t hash) {
@@ -298,18 +413,30 @@ void HostProtocol::assemble_ticks() {
     const std::uint64_t next = ticks_.known_through() + 1;
     tick_scratch_.clear();
     for (std::uint32_t p = 0; p < config_.players; ++p) {
-      if (slots_[p].state == SlotState::gone && next >= slots_[p].neutral_from_tick) {
+      const SlotStatus& slot = slots_[p];
+      const bool neutral = slot.state == SlotState::waiting || (slot.state == SlotState::gone && next >= slot.neutral_from_tick);
+      if (neutral) {
         tick_scratch_.insert(tick_scratch_.end(), config_.neutral_input.begin(), config_.neutral_input.end());
       } else if (held_through_[p] >= next) {
-        const auto at = held_[p].begin() + static_cast<long>((next - 1) * config_.input_bytes);
+        const std::uint64_t first = held_through_[p] + 1 - held_[p].size() / config_.input_bytes;
+        const auto at = held_[p].begin() + static_cast<long>((next - first) * config_.input_bytes);
         tick_scratch_.insert(tick_scratch_.end(), at, at + static_cast<std::ptrdiff_t>(config_.input_bytes));
       } else {
-        return;
+        break;
       }
     }
+    if (tick_scratch_.size() < ticks_.stride()) break;
     ticks_.append(tick_scratch_);
     known_advanced_at_ = now_;
     urgent_ = true;
+  }
+  // What is in the log is no longer held: a slot holds only the inputs of ticks to come.
+  for (std::uint32_t p = 0; p < config_.players; ++p) {
+    const std::uint64_t count = held_[p].size() / config_.input_bytes;
+    const std::uint64_t first = held_through_[p] + 1 - count;
+    if (count == 0 || first > ticks_.known_through()) continue;
+    const std::uint64_t assembled = std::min(count, ticks_.known_through() + 1 - first);
+    held_[p].erase(held_[p].begin(), held_[p].begin() + static_cast<long>(assembled * config_.input_bytes));
   }
 }
 
@@ -320,20 +447,22 @@ void HostProtocol::mark_gone(Remote& remote, bool by_goodbye) {
   remote.gone = true;
   if (state_ == HostState::waiting) {
     if (remote.slot != k_no_slot) {
-      set_slot(remote.slot, {SlotState::waiting, 0});
+      set_slot(remote.slot, {SlotState::waiting, 0, 0});
       reset_slot(remote.slot);
     }
     emit(make_event(EventKind::left_before_start, remote.slot, 0, by_goodbye));
     return;
   }
-  if (remote.slot == k_no_slot) return;  // a spectator that left is simply no longer served
+  // A spectator that left is simply no longer served; a late player that never played leaves its
+  // slot as it found it.
+  if (remote.slot == k_no_slot || remote.late) return;
   // The host alone decides from which tick a departed player's input is neutral, and relays it.
   const std::uint64_t neutral_from = held_through_[remote.slot] + 1;
-  set_slot(remote.slot, {SlotState::gone, neutral_from});
+  set_slot(remote.slot, {SlotState::gone, neutral_from, 0});
   if (neutral_from <= config_.end_tick) emit(make_event(EventKind::gone, remote.slot, neutral_from, by_goodbye));
   // A relay host with no player left has nothing more to relay: the session ends here, unless
   // every tick is assembled already (the players finished): then the spectators get them all first.
-  if (config_.relay && ticks_.known_through() < config_.end_tick &&
+  if (config_.relay && !reclaiming_ && ticks_.known_through() < config_.end_tick &&
       std::all_of(slots_.begin(), slots_.begin() + config_.players,
                   [](const SlotStatus& slot) { return slot.state == SlotState::gone; })) {
     return finish(Outcome::finished, {});
@@ -356,12 +485,12 @@ void HostProtocol::watch_silences(Instant now) {
     const Instant silent = now - r.last_heard;
     if (silent > config_.timeout_after) {
       mark_gone(r, false);
-    } else if (r.slot != k_no_slot && blocked_too_long(r.slot, now)) {
+    } else if (r.slot != k_no_slot && !r.late && blocked_too_long(r.slot, now)) {
       // It speaks, but the next tick has waited on its input alone for a timeout: as good as gone
       // (a peer that sends no inputs must not hold everyone forever).
       mark_gone(r, false);
-    } else if (silent > config_.notify_after && r.slot != k_no_slot && slots_[r.slot].state == SlotState::active) {
-      set_slot(r.slot, {SlotState::interrupted, 0});
+    } else if (silent > config_.notify_after && r.slot != k_no_slot && !r.late && slots_[r.slot].state == SlotState::active) {
+      set_slot(r.slot, {SlotState::interrupted, 0, slots_[r.slot].plays_from_tick});
       emit(make_event(EventKind::interrupted, r.slot));
     }
   }
@@ -379,7 +508,7 @@ void HostProtocol::forget_departed() {
   // slots neutral.
   remotes_.erase(std::remove_if(remotes_.begin(), remotes_.end(),
                                 [&](const Remote& r) {
-                                  return r.gone && (r.slot == k_no_slot || state_ == HostState::waiting);
+                                  return r.gone && (r.slot == k_no_slot || r.late || state_ == HostState::waiting);
                                 }),
                  remotes_.end());
 }
@@ -437,8 +566,10 @@ void HostProtocol::poll_waiting(Instant now) {
   watch_silences(now);
   // Filled once every slot's joiner has confirmed its welcome with an update: one that refuses
   // the session (another simulation) says goodbye instead, and its slot is free again.
-  const bool filled = std::none_of(slots_.begin(), slots_.begin() + config_.players,
-                                   [](const SlotStatus& s) { return s.state == SlotState::waiting; }) &&
+  const std::uint32_t start_with = config_.start_with == 0 ? config_.players : config_.start_with;
+  const auto taken = std::count_if(slots_.begin(), slots_.begin() + config_.players,
+                                   [](const SlotStatus& s) { return s.state != SlotState::waiting; });
+  const bool filled = taken >= static_cast<long>(start_with) &&
                       std::all_of(remotes_.begin(), remotes_.end(),
                                   [](const Remote& r) { return r.gone || r.slot == k_no_slot || r.confirmed; });
   if (filled) {
@@ -472,11 +603,12 @@ void HostProtocol::poll_running(Instant now) {
   }
   // A joiner that left or was dropped mid-transfer frees its turn, and the last one the state.
   start_transfers(now);
-  if (join_state_ && transfers() == 0 &&
-      std::none_of(remotes_.begin(), remotes_.end(), [](const Remote& r) { return r.awaiting_state && !r.gone; })) {
+  if (join_state_ && transfers() == 0 && std::none_of(remotes_.begin(), remotes_.end(), [](const Remote& r) {
+        return (r.awaiting_state || r.wants_resync) && !r.gone;
+      })) {
     join_state_.reset();
   }
-  if (desync_tick_ != 0) {
+  if (desync_tick_ != 0 && !config_.resync) {
     state_ = HostState::ending;
     ending_since_ = now;
     emit(make_event(EventKind::desync, k_no_slot, desync_tick_));
@@ -491,7 +623,7 @@ void HostProtocol::poll_running(Instant now) {
   if (own_tick_ < config_.end_tick) return;
   if (ending_since_ == Instant{0}) ending_since_ = now;
   const bool all_acked = std::all_of(remotes_.begin(), remotes_.end(), [&](const Remote& r) {
-    return r.gone || (!r.transfer && !r.awaiting_state && r.relay_ack >= config_.end_tick &&
+    return r.gone || (!r.transfer && !r.awaiting_state && !r.wants_resync && r.relay_ack >= config_.end_tick &&
                       (r.slot == k_no_slot || r.hash_through >= config_.end_tick));
   });
   if (all_acked || now - ending_since_ > config_.timeout_after) finish(Outcome::finished, {});
@@ -507,15 +639,30 @@ std::size_t HostProtocol::transfers() const {
 void HostProtocol::start_transfers(Instant now) {
   std::size_t under_way = transfers();
   for (Remote& r : remotes_) {
-    if (!r.awaiting_state || r.gone || under_way >= k_max_state_transfers) continue;
+    if ((!r.awaiting_state && !r.wants_resync) || r.gone || under_way >= k_max_state_transfers) continue;
+    if (join_state_ && r.wants_resync && join_state_->tick < r.resynced_at) {
+      // A diverged player goes back to a state at or after its divergence: one older than that,
+      // still being sent to others, is replaced once they have it.
+      if (under_way > 0) continue;
+      join_state_.reset();
+    }
     if (!join_state_) {
       wants_state_ = true;  // the session provides it, and this runs again
       return;
     }
-    r.awaiting_state = false;
     r.transfer = Transfer{};
-    r.relay_ack = join_state_->tick;  // relays carry the ticks after the state
+    r.transfer->tick = join_state_->tick;
+    r.transfer->progress_at = now;
     ++under_way;
+    if (r.wants_resync) {
+      // Relays announce it; the player keeps its ticks and steps on from the state.
+      r.wants_resync = false;
+      r.transfer->resync = true;
+      continue;
+    }
+    r.awaiting_state = false;
+    r.relay_ack = join_state_->tick;  // relays carry the ticks after the state
+    r.hash_through = join_state_->tick;
     welcome(r, now);
   }
 }
@@ -525,6 +672,10 @@ void HostProtocol::provide_state(std::uint64_t tick, std::vector<std::byte> snap
   if (snapshot.empty() || snapshot.size() > k_max_state_transfer_bytes) {
     // No state a joiner could take: the waiting joiners are refused rather than kept waiting.
     for (Remote& r : remotes_) {
+      if (r.wants_resync && !r.gone) {
+        for (int i = 0; i < 2; ++i) write_bye(outbox_.next(r.endpoint), header(MessageType::bye, r.connection, r.token), {own_tick_});
+        mark_gone(r, false);
+      }
       if (!r.awaiting_state || r.gone) continue;
       refuse(r.endpoint, r.nonce, RefuseReason::started, "the session is under way and its state cannot be sent");
       r.awaiting_state = false;
@@ -539,14 +690,20 @@ void HostProtocol::provide_state(std::uint64_t tick, std::vector<std::byte> snap
 void HostProtocol::send_state(Remote& r, Instant now) {
   Transfer& t = *r.transfer;
   const std::vector<std::byte>& snapshot = join_state_->snapshot;
+  // A resync's pieces follow the relay that announced them: before it they would be dropped.
+  if (t.resync && !t.announced) return;
   const Instant resend_after = std::max(
       k_piece_resend_after, Instant(static_cast<std::int64_t>(r.rtt.median_ms().value_or(100.0) * 1500.0)));
-  // A joiner that has had four times the state without taking it is not taking it: dropped, so a
-  // silent or forged acknowledger cannot hold a transfer, or draw a stream of pieces, for long.
-  if (t.bytes_sent > 4 * snapshot.size() + k_state_window_pieces * k_state_piece_bytes) {
+  // A joiner whose acknowledgements have not moved for two timeouts is not taking the state:
+  // dropped (and told so), so a forged or broken acknowledger cannot hold a transfer for long.
+  // Meanwhile a piece is resent at longer and longer intervals (up to a quarter of the timeout),
+  // so it cannot draw a stream of pieces either.
+  if (now - t.progress_at > 2 * config_.timeout_after) {
+    for (int i = 0; i < 2; ++i) write_bye(outbox_.next(r.endpoint), header(MessageType::bye, r.connection, r.token), {own_tick_});
     mark_gone(r, false);
     return;
   }
+  const Instant longest_resend = std::max(resend_after, Instant(config_.timeout_after) / 4);
   const std::uint64_t base = t.received / k_state_piece_bytes;
   std::uint32_t sent = 0;
   for (std::uint32_t i = 0; i < k_state_window_pieces && sent < k_pieces_per_poll; ++i) {
@@ -555,30 +712,44 @@ void HostProtocol::send_state(Remote& r, Instant now) {
     if (offset >= snapshot.size()) break;
     if ((t.held >> i) & 1u) continue;
     const std::size_t slot = piece % k_state_window_pieces;
-    if (t.piece[slot] == piece + 1 && now - t.sent_at[slot] < resend_after) continue;
+    const bool resend = t.piece[slot] == piece + 1;
+    if (resend && now - t.sent_at[slot] < std::min(longest_resend, resend_after * (1 << std::min<std::uint32_t>(t.tries[slot], 5)))) {
+      continue;
+    }
+    t.tries[slot] = resend ? static_cast<std::uint8_t>(std::min(t.tries[slot] + 1, 255)) : 0;
     const std::span<const std::byte> bytes = std::span<const std::byte>(snapshot).subspan(
         static_cast<std::size_t>(offset), static_cast<std::size_t>(std::min<std::uint64_t>(k_state_piece_bytes, snapshot.size() - offset)));
     write_state(outbox_.next(r.endpoint), header(MessageType::state, r.connection, r.token),
                 {offset, state_piece_checksum(bytes), bytes});
     t.piece[slot] = piece + 1;
     t.sent_at[slot] = now;
-    t.bytes_sent += bytes.size();
     ++sent;
   }
 }
 
-void HostProtocol::take_state_ack(Remote& r, const Update& u) {
+void HostProtocol::take_state_ack(Remote& r, const Update& u, std::uint16_t sequence) {
   Transfer& t = *r.transfer;
+  if (u.state_tick != t.tick) return;  // of an earlier state
   const std::uint64_t size = join_state_->snapshot.size();
   const std::uint64_t received = std::min(*u.state_received, size);
   if (received < t.received) return;  // an older acknowledgement
-  t.held = received == t.received ? t.held | u.state_held : u.state_held;
+  const std::uint64_t held = received == t.received ? t.held | u.state_held : u.state_held;
+  if (received > t.received || held != t.held) t.progress_at = now_;
+  t.held = held;
   t.received = received;
   if (t.received < size) return;
-  ProtocolEvent event = make_event(EventKind::state_sent, r.slot, join_state_->tick);
+  ProtocolEvent event = make_event(t.resync ? EventKind::resynced : EventKind::state_sent, r.slot, t.tick);
   event.value = static_cast<std::uint32_t>(std::min<std::uint64_t>(size, 0xFFFFFFFFu));
   emit(std::move(event));
+  if (t.resync) {
+    // Its hashes count again from the state's tick on, from this update (it took the state before
+    // it acknowledged the last piece, and sends no hashes while it waits for one).
+    r.hash_through = t.tick;
+    r.early.reset();
+    r.hashes_from = sequence;
+  }
   r.transfer.reset();  // the next poll frees the state when no other joiner needs it
+  if (r.late) activate(r);
 }
 
 std::optional<std::uint32_t> HostProtocol::needed_delay() const {
@@ -657,6 +828,10 @@ void HostProtocol::send_relay(Remote& r, Instant now) {
     m.delay_from_tick = announced_delay_from();
   }
   m.desync_tick = desync_tick_;
+  if (r.transfer && r.transfer->resync && join_state_) {
+    m.resync = StateOffer{join_state_->tick, join_state_->snapshot.size(), join_state_->hash};
+    r.transfer->announced = true;
+  }
   m.running = state_ == HostState::running || state_ == HostState::ending;
   if (RttMeter::timing_due(r.sends++)) m.timing = r.rtt.outgoing(now);
   write_relay(outbox_.next(r.endpoint), header(MessageType::relay, r.connection, r.token), m, config_.players,

@@ -36,7 +36,9 @@ std::string stats_json(const NetStats& s) {
          ", \"bytes_sent\": " + std::to_string(s.bytes_sent) + ", \"bytes_received\": " + std::to_string(s.bytes_received) +
          ", \"rtt_ms\": " + rtt + ", \"input_delay\": " + std::to_string(s.input_delay) +
          ", \"input_delay_changes\": [" + changes + "], \"state_bytes\": " + std::to_string(s.state_bytes) +
-         ", \"state_ms\": " + optional_ms(s.state_ms) + ", \"caught_up_ms\": " + optional_ms(s.caught_up_ms) +
+         ", \"state_ms\": " + optional_ms(s.state_ms) + ", \"caught_up_ms\": " + optional_ms(s.caught_up_ms) + ", \"playing_ms\": " + optional_ms(s.playing_ms) +
+         ", \"desyncs\": " + std::to_string(s.desyncs) + ", \"resync_bytes\": " + std::to_string(s.resync_bytes) +
+         ", \"resync_ms\": " + optional_ms(s.resync_ms) +
          ", \"dropped\": {" + dropped +
          "}}\n";
 }

@@ -115,7 +115,6 @@ std::string PeerProtocol::refusal_text(const Welcome& w) const {
            std::to_string(config_.input_bytes);
   }
   if ((config_.role == Role::player) == (w.slot == k_no_slot)) return "the host's welcome is for another role";
-  if (w.start_tick != 0 && w.slot != k_no_slot) return "the host offers a player's late start, which this program does not take";
   if (w.state_bytes > config_.max_state_bytes) {
     return "the host's state is " + std::to_string(w.state_bytes) + " bytes, over this program's bound of " +
            std::to_string(config_.max_state_bytes);
@@ -139,18 +138,19 @@ void PeerProtocol::handle_welcome(const Header& h, const Welcome& w, Instant now
   ticks_ = TickLog(w.players, w.input_bytes, w.start_tick);
   if (w.start_tick != 0) {
     // A late joiner: the state at start_tick follows in pieces; the ticks after it in relays.
-    start_tick_ = w.start_tick;
-    state_hash_ = w.state_hash;
-    state_size_ = w.state_bytes;
-    snapshot_.clear();  // grows with the pieces that arrive, never past the window ahead of them
-    piece_held_.assign(static_cast<std::size_t>((w.state_bytes + k_state_piece_bytes - 1) / k_state_piece_bytes), false);
+    expect_state({w.start_tick, w.state_bytes, w.state_hash});
     start_from(w.start_tick);
+    hash_acked_ = hashes_sent_through_ = w.start_tick;  // its hashes start after the state
   }
   sim_config_ = w.config;
   start_delay(w.input_delay);
-  own_first_ = w.input_delay + 1ull;
-  own_through_ = w.input_delay;
-  first_unacked_ = w.input_delay + 1ull;
+  resync_ = w.resync;
+  reconnect_key_ = w.reconnect_key;
+  // A late player's input is neutral until the slot table says from which tick it plays.
+  own_inputs_from_ = w.late ? 0 : w.input_delay + 1ull;
+  own_first_ = w.late ? k_max_wire_tick : w.input_delay + 1ull;
+  own_through_ = own_first_ - 1;
+  first_unacked_ = own_first_;
   tick_scratch_.reserve(ticks_.stride());
   own_.reserve(static_cast<std::size_t>(k_max_ticks_per_datagram) * w.input_bytes * 4);
   state_ = PeerState::welcomed;
@@ -169,6 +169,7 @@ void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now
     state_ = PeerState::running;
   }
   if (r->timing) rtt_.on_timing(*r->timing, now);
+  take_slots(*r);  // first: it may say from which tick this player plays
   const std::size_t stride = (parameters_.players - (omitted ? 1 : 0)) * parameters_.input_bytes;
   const std::size_t count = stride == 0 ? 0 : r->inputs.size() / stride;
   for (std::size_t i = 0; i < count; ++i) {
@@ -177,8 +178,42 @@ void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now
     if (!take_tick(tick, r->inputs.subspan(i * stride, stride))) break;
   }
   take_acks(*r);
-  take_slots(*r);
-  if (r->desync_tick != 0 && (desync_tick_ == 0 || r->desync_tick < desync_tick_)) desync_tick_ = r->desync_tick;
+  if (r->desync_tick != 0) {
+    // Stopping: the first desync. Resyncing: the latest, each one a participant's evidence.
+    if (resync_) desync_tick_ = std::max(desync_tick_, r->desync_tick);
+    else if (desync_tick_ == 0 || r->desync_tick < desync_tick_) desync_tick_ = r->desync_tick;
+  }
+  if (r->resync && !(start_tick_ == r->resync->tick && state_hash_ == r->resync->hash)) {
+    if (r->resync->bytes > config_.max_state_bytes) {
+      return stop(Outcome::network_failed, EventKind::network_failed,
+                  "the host's state is " + std::to_string(r->resync->bytes) + " bytes, over this program's bound of " +
+                      std::to_string(config_.max_state_bytes));
+    }
+    expect_state(*r->resync);
+    resyncing_ = true;
+  }
+}
+
+void PeerProtocol::expect_state(const StateOffer& offer) {
+  start_tick_ = offer.tick;
+  state_hash_ = offer.hash;
+  state_size_ = offer.bytes;
+  state_received_ = 0;
+  state_taken_ = false;
+  snapshot_.clear();  // grows with the pieces that arrive, never past the window ahead of them
+  piece_held_.assign(static_cast<std::size_t>((offer.bytes + k_state_piece_bytes - 1) / k_state_piece_bytes), false);
+}
+
+void PeerProtocol::state_taken() {
+  state_taken_ = true;
+  if (resyncing_) {
+    // The host compares its hashes again from the state's tick on.
+    rewind_to(start_tick_);
+    hash_acked_ = hashes_sent_through_ = start_tick_;
+  }
+  ProtocolEvent event = make_event(resyncing_ ? EventKind::resynced : EventKind::state_received, parameters_.slot, start_tick_);
+  event.value = static_cast<std::uint32_t>(std::min<std::uint64_t>(state_size_, 0xFFFFFFFFu));
+  emit(std::move(event));
 }
 
 void PeerProtocol::handle_state(std::span<const std::byte> datagram) {
@@ -264,9 +299,19 @@ void PeerProtocol::take_slots(const Relay& r) {
     if (now.state == SlotState::interrupted) emit(make_event(EventKind::interrupted, slot));
     if (now.state == SlotState::gone) emit(make_event(EventKind::gone, slot, now.neutral_from_tick));
     if (now.state == SlotState::active && before.state == SlotState::interrupted) emit(make_event(EventKind::resumed, slot));
+    if (now.state == SlotState::active && before.state != SlotState::interrupted && now.plays_from_tick != 0) {
+      emit(make_event(EventKind::player_joined, slot, now.plays_from_tick));
+    }
   }
   slots_ = r.slots;
   slots_version_ = *r.slots_version;
+  const std::uint8_t own = parameters_.slot;
+  if (own != k_no_slot && own_inputs_from_ == 0 && slots_[own].state == SlotState::active &&
+      slots_[own].plays_from_tick > ticks_.known_through()) {
+    // This late player plays from the announced tick: its inputs before it are neutral.
+    own_inputs_from_ = own_first_ = first_unacked_ = slots_[own].plays_from_tick;
+    own_through_ = own_first_ - 1;
+  }
   change_delay(r.input_delay, r.delay_from_tick);
 }
 
@@ -294,7 +339,7 @@ void PeerProtocol::poll(Instant now) {
     if (now >= next_send_) send_hello(now);
     return;
   }
-  if (desync_tick_ != 0) return stop(Outcome::desync, EventKind::desync, {});
+  if (desync_tick_ != 0 && !resync_) return stop(Outcome::desync, EventKind::desync, {});
   // A host that has gone (or said goodbye) ends the session here, unless every tick (and a late
   // joiner's state) is already in hand and this participant can finish on its own.
   const bool all_in_hand = ticks_.known_through() >= parameters_.end_tick && state_received_ >= state_size_;
@@ -322,7 +367,8 @@ void PeerProtocol::poll(Instant now) {
 Instant PeerProtocol::next_wakeup() const { return state_ == PeerState::ended ? Instant::max() : send_wakeup(); }
 
 void PeerProtocol::send_hello(Instant now) {
-  write_hello(outbox_.next(config_.host), header(MessageType::hello, 0, 0), {config_.role, config_.nonce, cookie_});
+  write_hello(outbox_.next(config_.host), header(MessageType::hello, 0, 0),
+              {config_.role, config_.nonce, cookie_, config_.role == Role::player ? config_.reclaim : std::nullopt});
   sent(now, now + config_.hello_every);
 }
 
@@ -331,6 +377,8 @@ void PeerProtocol::send_update(Instant now) {
   u.relay_ack = ticks_.known_through();
   u.slots_ack = slots_version_;
   const std::uint32_t bytes = parameters_.input_bytes;
+  // No hashes while a state is on its way: they would be of the state it leaves.
+  const bool waiting_for_state = start_tick_ != 0 && !state_taken_;
   if (parameters_.slot != k_no_slot) {
     if (own_through_ >= first_unacked_) {
       const std::uint64_t count = std::min<std::uint64_t>(own_through_ - first_unacked_ + 1, k_max_ticks_per_datagram);
@@ -340,7 +388,7 @@ void PeerProtocol::send_update(Instant now) {
     }
     // Each hash goes once; what the host has not acknowledged a round trip (and two ticks) later
     // goes again, all of it. Hashes are not urgent: this keeps them to about one a datagram.
-    std::uint64_t first = hash_acked_ + 1;
+    std::uint64_t first = std::max(hash_acked_ + 1, own_hashes_from());
     const Instant resend_after = Instant(static_cast<std::int64_t>(rtt_.median_ms().value_or(100.0) * 1000.0)) + 2 * tick_period();
     if (hashes_sent_through_ >= first && now - hashes_resent_at_ < resend_after) {
       first = hashes_sent_through_ + 1;
@@ -348,12 +396,13 @@ void PeerProtocol::send_update(Instant now) {
       hashes_resent_at_ = now;
     }
     u.hashes_first_tick = first;
-    for (std::uint64_t t = first; t <= own_tick_ && u.hash_count < k_max_ticks_per_datagram; ++t) {
+    for (std::uint64_t t = first; !waiting_for_state && t <= own_tick_ && u.hash_count < k_max_ticks_per_datagram; ++t) {
       u.hashes[u.hash_count++] = own_hash(t);
     }
     if (u.hash_count > 0) hashes_sent_through_ = std::max(hashes_sent_through_, first + u.hash_count - 1);
   }
   if (start_tick_ != 0 && (ack_state_ || state_received_ < state_size_)) {
+    u.state_tick = start_tick_;
     u.state_received = state_received_;
     u.state_held = held_bitmap();
     ack_state_ = false;

@@ -16,7 +16,10 @@ std::string describe_event(const ProtocolEvent& e, const std::string& name, cons
              std::to_string(p.players) + " players, " + std::to_string(p.end_tick) + " ticks at " +
              std::to_string(p.tick_rate_hz) + " Hz, input delay " + std::to_string(p.input_delay) + ", netsim " +
              describe(netsim);
-    case EventKind::player_joined: return name + ": " + player + " joined";
+    case EventKind::player_joined:
+      if (e.tick == 0) return name + ": " + player + " joined";
+      if (host) return name + ": " + player + " joined the session under way; plays from tick " + tick;
+      return name + ": " + (e.slot == p.slot ? "this player" : player) + " plays from tick " + tick;
     case EventKind::spectator_joined: return name + ": a spectator joined";
     case EventKind::left_before_start:
       if (e.slot == k_no_slot) return name + ": a waiting spectator " + (e.by_goodbye ? "left" : "went silent");
@@ -39,6 +42,14 @@ std::string describe_event(const ProtocolEvent& e, const std::string& name, cons
     case EventKind::state_received:
       return name + ": started from the host's state of tick " + tick + " (" + std::to_string(e.value) +
              " bytes, hash checked); catching up";
+    case EventKind::diverged: return name + ": " + player + " diverged at tick " + tick + "; sending it the host's state";
+    case EventKind::diverged_again:
+      return name + ": " + player + " diverged again at tick " + tick + ", soon after a resync; dropped";
+    case EventKind::resynced:
+      if (host) return name + ": " + player + " holds the state of tick " + tick + " (" + std::to_string(e.value) + " bytes) and goes on";
+      return name + ": went back to the host's state of tick " + tick + " (" + std::to_string(e.value) +
+             " bytes, hash checked); catching up";
+    case EventKind::desync_recorded: return "resynced at tick " + tick + " (evidence: " + e.text + ")";
     case EventKind::input_delay_changed:
       return name + ": input delay " + std::to_string(e.value) + " from tick " + tick;
     case EventKind::finished:

@@ -16,9 +16,14 @@ constexpr std::uint8_t k_has_slots = 1u << 2;   // relays
 constexpr std::uint8_t k_has_desync = 1u << 3;  // relays
 constexpr std::uint8_t k_omits_own = 1u << 4;   // relays
 constexpr std::uint8_t k_running = 1u << 5;     // relays
+constexpr std::uint8_t k_has_resync = 1u << 6;  // relays
 constexpr std::uint8_t k_has_state = 1u << 3;   // updates
 constexpr std::uint8_t k_update_flags = k_has_timing | k_has_inputs | k_has_hashes | k_has_state;
-constexpr std::uint8_t k_relay_flags = k_has_timing | k_has_inputs | k_has_slots | k_has_desync | k_omits_own | k_running;
+constexpr std::uint8_t k_relay_flags =
+    k_has_timing | k_has_inputs | k_has_slots | k_has_desync | k_omits_own | k_running | k_has_resync;
+// Welcome flags.
+constexpr std::uint8_t k_late = 1u << 0;
+constexpr std::uint8_t k_resync = 1u << 1;
 
 /// Unsigned LEB128.
 void varint(ByteWriter& w, std::uint64_t v) {
@@ -143,6 +148,10 @@ void write_hello(std::vector<std::byte>& out, const Header& h, const Hello& m) {
   w.u8(static_cast<std::uint8_t>(m.role));
   w.u64(m.nonce);
   w.u64(m.cookie);
+  const Reclaim reclaim = m.reclaim.value_or(Reclaim{});
+  w.u64(reclaim.session);
+  w.u8(reclaim.slot);
+  w.u64(reclaim.key);
   out.resize(k_hello_bytes, std::byte{0});  // padding: see k_hello_bytes
 }
 
@@ -172,6 +181,8 @@ void write_welcome(std::vector<std::byte>& out, const Header& h, const Welcome& 
     varint(w, m.state_bytes);
     w.u64(m.state_hash);
   }
+  w.u8(static_cast<std::uint8_t>((m.late ? k_late : 0) | (m.resync ? k_resync : 0)));
+  w.u64(m.reconnect_key);
 }
 
 void write_refuse(std::vector<std::byte>& out, const Header& h, const Refuse& m) {
@@ -207,6 +218,7 @@ void write_update(std::vector<std::byte>& out, const Header& h, const Update& m,
     for (std::uint32_t i = 0; i < m.hash_count; ++i) w.u32(m.hashes[i]);
   }
   if (m.state_received) {
+    varint(w, m.state_tick);
     varint(w, *m.state_received);
     w.u64(m.state_held);
   }
@@ -219,7 +231,8 @@ void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, s
   const bool inputs = !m.inputs.empty();
   w.u8(static_cast<std::uint8_t>((m.timing ? k_has_timing : 0) | (inputs ? k_has_inputs : 0) |
                                  (m.slots_version ? k_has_slots : 0) | (m.desync_tick != 0 ? k_has_desync : 0) |
-                                 (m.own_slot_omitted ? k_omits_own : 0) | (m.running ? k_running : 0)));
+                                 (m.own_slot_omitted ? k_omits_own : 0) | (m.running ? k_running : 0) |
+                                 (m.resync ? k_has_resync : 0)));
   varint(w, m.first_tick);
   offset(w, m.input_ack, m.first_tick);
   offset(w, m.hash_ack, m.first_tick);
@@ -233,11 +246,19 @@ void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, s
     for (std::uint32_t p = 0; p < players; ++p) {
       w.u8(static_cast<std::uint8_t>(m.slots[p].state));
       if (m.slots[p].state == SlotState::gone) varint(w, m.slots[p].neutral_from_tick);
+      if (m.slots[p].state == SlotState::active || m.slots[p].state == SlotState::interrupted) {
+        varint(w, m.slots[p].plays_from_tick);
+      }
     }
     w.u8(m.input_delay);
     varint(w, m.delay_from_tick);
   }
   if (m.desync_tick != 0) offset(w, m.desync_tick, m.first_tick);
+  if (m.resync) {
+    varint(w, m.resync->tick);
+    varint(w, m.resync->bytes);
+    w.u64(m.resync->hash);
+  }
   write_timing(w, m.timing);
 }
 
@@ -289,9 +310,19 @@ Decoded<Hello> read_hello(std::span<const std::byte> d) {
   m.role = static_cast<Role>(role);
   m.nonce = r.u64();
   m.cookie = r.u64();
+  Reclaim reclaim;
+  reclaim.session = r.u64();
+  reclaim.slot = r.u8();
+  reclaim.key = r.u64();
+  if (reclaim.key != 0) {
+    if (m.role != Role::player || reclaim.slot >= k_max_players) r.fail();
+    m.reclaim = reclaim;
+  } else if (reclaim != Reclaim{}) {
+    r.fail();
+  }
   // The padding: exactly k_hello_bytes in all, so every hello can pay for its answer.
   if (d.size() != k_hello_bytes) r.fail();
-  else (void)r.bytes(k_hello_bytes - k_header_bytes - 17);
+  else (void)r.bytes(k_hello_bytes - k_header_bytes - 34);
   return finish(r, m);
 }
 
@@ -329,6 +360,12 @@ Decoded<Welcome> read_welcome(std::span<const std::byte> d) {
     m.state_hash = r.u64();
     if (m.start_tick > m.end_tick || m.state_bytes < 1 || m.state_bytes > k_max_state_transfer_bytes) r.fail();
   }
+  const std::uint8_t flags = r.u8();
+  if ((flags & ~(k_late | k_resync)) != 0) r.fail();
+  m.late = (flags & k_late) != 0;
+  m.resync = (flags & k_resync) != 0;
+  m.reconnect_key = r.u64();
+  if ((m.late || m.reconnect_key != 0) && m.slot == k_no_slot) r.fail();
   if (m.players < 1 || m.players > k_max_players || m.input_bytes < 1 || m.input_bytes > k_max_input_bytes ||
       m.tick_rate_hz < 1 || m.tick_rate_hz > 1000 || m.end_tick < 1 || m.input_delay > k_max_input_delay ||
       (m.slot != k_no_slot && m.slot >= m.players)) {
@@ -341,7 +378,7 @@ Decoded<Refuse> read_refuse(std::span<const std::byte> d) {
   WireReader r(d);
   Refuse m;
   const std::uint8_t reason = r.u8();
-  if (reason < static_cast<std::uint8_t>(RefuseReason::version) || reason > static_cast<std::uint8_t>(RefuseReason::started)) {
+  if (reason < static_cast<std::uint8_t>(RefuseReason::version) || reason > static_cast<std::uint8_t>(RefuseReason::key)) {
     r.fail();
   }
   m.reason = static_cast<RefuseReason>(reason);
@@ -380,6 +417,7 @@ Decoded<Update> read_update(std::span<const std::byte> d, std::uint32_t input_by
     if (m.hashes_first_tick == 0) r.fail();
   }
   if ((flags & k_has_state) != 0) {
+    m.state_tick = r.tick();
     m.state_received = r.varint();
     m.state_held = r.u64();
     if (*m.state_received > k_max_state_transfer_bytes) r.fail();
@@ -411,6 +449,9 @@ Decoded<Relay> read_relay(std::span<const std::byte> d, std::uint32_t players, s
       if (state > static_cast<std::uint8_t>(SlotState::gone)) r.fail();
       m.slots[p].state = static_cast<SlotState>(state);
       if (m.slots[p].state == SlotState::gone) m.slots[p].neutral_from_tick = r.tick();
+      if (m.slots[p].state == SlotState::active || m.slots[p].state == SlotState::interrupted) {
+        m.slots[p].plays_from_tick = r.tick();
+      }
     }
     m.input_delay = r.u8();
     m.delay_from_tick = r.tick();
@@ -419,6 +460,14 @@ Decoded<Relay> read_relay(std::span<const std::byte> d, std::uint32_t players, s
   if ((flags & k_has_desync) != 0) {
     m.desync_tick = r.tick(m.first_tick);
     if (m.desync_tick == 0) r.fail();
+  }
+  if ((flags & k_has_resync) != 0) {
+    StateOffer offer;
+    offer.tick = r.tick();
+    offer.bytes = r.varint();
+    offer.hash = r.u64();
+    if (offer.bytes < 1 || offer.bytes > k_max_state_transfer_bytes) r.fail();
+    m.resync = offer;
   }
   m.timing = read_timing(r, (flags & k_has_timing) != 0);
   return finish(r, m);

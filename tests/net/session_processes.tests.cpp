@@ -59,7 +59,7 @@ bool ipv6_loopback() {
 std::optional<lockstep::net::Header> raw_join(boost::asio::ip::udp::socket& socket, const boost::asio::ip::udp::endpoint& to) {
   using namespace lockstep::net;
   std::vector<std::byte> d;
-  write_hello(d, {MessageType::hello, 0, 0, 1}, {Role::spectator, 0xABCDEF, 0});
+  write_hello(d, {MessageType::hello, 0, 0, 1}, {Role::spectator, 0xABCDEF, 0, {}});
   socket.send_to(boost::asio::buffer(d.data(), d.size()), to);
   std::vector<std::byte> buffer(2048);
   boost::asio::ip::udp::endpoint from;
@@ -70,7 +70,7 @@ std::optional<lockstep::net::Header> raw_join(boost::asio::ip::udp::socket& sock
     if (!h) continue;
     if (h->type == MessageType::welcome) return h.value;
     if (h->type == MessageType::challenge) {
-      write_hello(d, {MessageType::hello, 0, 0, 2}, {Role::spectator, 0xABCDEF, read_challenge(got)->cookie});
+      write_hello(d, {MessageType::hello, 0, 0, 2}, {Role::spectator, 0xABCDEF, read_challenge(got)->cookie, {}});
       socket.send_to(boost::asio::buffer(d.data(), d.size()), to);
     }
   }
@@ -283,6 +283,98 @@ TEST_CASE("a perturbed peer makes every participant stop with the desync tick an
   CHECK(std::regex_search(fields.out, std::regex("\\nstate\\.vel_x\\[0\\] -?[0-9.e+-]+\\n")));
   const ProcessResult replay = run_process(k_lockstep, {"replay", bundles[2] + "/replay.lsr"});
   CHECK(replay.exit_code == 0);
+}
+
+TEST_CASE("a session started with two of three: a peer killed at tick 400 comes back with its key, a "
+          "third player joins at tick 600, and everyone ends on one hash with verifying recordings",
+          "[net][processes][late][reconnect]") {
+  TempDir dir;
+  const std::string port = std::to_string(free_udp_port());
+  const std::string at = "127.0.0.1:" + port;
+  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "3", "--start-with", "2", "--bot", "--ticks",
+                                   "1200", "--timeout-ms", "3000", "--record", dir.file("host.lsr")});
+  REQUIRE(host.wait_for("host: session"));
+  const std::string key = dir.file("peer.key");
+  std::optional<RunningProcess> first(std::in_place, k_lockstep,
+                                      std::vector<std::string>{"join", at, "--bot", "--key", key, "--record", dir.file("first.lsr")});
+  REQUIRE(first->wait_for("peer: reconnect key written to " + key));
+  REQUIRE(host.wait_for("every slot is filled"));
+  REQUIRE(first->wait_for_tick(400));
+  first->signal(SIGKILL);
+  const ProcessResult killed = first->finish();
+  CHECK(killed.exit_code == 128 + SIGKILL);
+  RunningProcess again(k_lockstep, {"join", at, "--bot", "--key", key, "--record", dir.file("again.lsr"), "--stats-json",
+                                    dir.file("again.json")});
+  REQUIRE(host.wait_for_tick(600));
+  RunningProcess third(k_lockstep, {"join", at, "--bot", "--record", dir.file("third.lsr")});
+  const ProcessResult h = host.finish();
+  const ProcessResult a = again.finish();
+  const ProcessResult t = third.finish();
+  INFO(h.out << "\n--- again\n" << a.out << a.err << "\n--- third\n" << t.out << t.err);
+  CHECK(h.exit_code == 0);
+  CHECK(a.exit_code == 0);
+  CHECK(t.exit_code == 0);
+  CHECK(std::regex_match(h.last_line(), std::regex("tick 1200 hash [0-9a-f]{16}")));
+  CHECK(a.last_line() == h.last_line());
+  CHECK(t.last_line() == h.last_line());
+  CHECK_THAT(a.out, Catch::Contains("peer: asking the host at " + at + " to join as player 1 again, with its key"));
+  CHECK(std::regex_search(a.out, std::regex("peer: started from the host's state of tick [0-9]+")));
+  CHECK(std::regex_search(h.out, std::regex("host: player 1 joined the session under way; plays from tick [0-9]+")));
+  CHECK(std::regex_search(h.out, std::regex("host: player 2 joined the session under way; plays from tick [0-9]+")));
+  CHECK(std::regex_search(t.out, std::regex("peer: this player plays from tick [0-9]+")));
+  CHECK(json_number(read_file(dir.file("again.json")), "state_bytes") > 10'000);
+  // The recordings of the reconnected and the late player start from the host's state and verify
+  // on their own, ending on everyone's hash; the host's covers the whole session.
+  for (const std::string name : {"host.lsr", "again.lsr", "third.lsr"}) {
+    const ProcessResult replay = run_process(k_lockstep, {"replay", dir.file(name)});
+    INFO(name << ": " << replay.out << replay.err);
+    CHECK(replay.exit_code == 0);
+    CHECK(replay.last_line().substr(replay.last_line().rfind(' ')) == h.last_line().substr(h.last_line().rfind(' ')));
+  }
+  // A key outlives nothing: once the session is over it reclaims nothing.
+  const ProcessResult stale = run_process(k_lockstep, {"join", at, "--bot", "--key", key, "--timeout-ms", "1000"});
+  CHECK(stale.exit_code == 3);
+}
+
+TEST_CASE("with --on-desync resync a peer perturbed at tick 300 is resynced: every participant writes "
+          "evidence that names the field, says so, and ends the session on one hash with exit 0",
+          "[net][processes][resync]") {
+  TempDir dir;
+  const std::string port = std::to_string(free_udp_port());
+  const std::string at = "127.0.0.1:" + port;
+  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "3", "--bot", "--ticks", "900", "--on-desync",
+                                   "resync", "--evidence-dir", dir.path()});
+  REQUIRE(host.wait_for("host: session"));
+  RunningProcess honest(k_lockstep, {"join", at, "--bot", "--evidence-dir", dir.path()});
+  RunningProcess perturbed(k_lockstep, {"join", at, "--bot", "--debug-perturb-tick", "300", "--evidence-dir", dir.path(),
+                                        "--record", dir.file("perturbed.lsr"), "--stats-json", dir.file("perturbed.json")});
+  const std::vector<ProcessResult> results = {host.finish(), honest.finish(), perturbed.finish()};
+  std::vector<std::string> evidence;
+  for (const ProcessResult& r : results) {
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.last_line() == results[0].last_line());
+    std::smatch m;
+    const std::regex said("\\nresynced at tick 300 \\(evidence: ([^)]+)\\)\\n");
+    REQUIRE(std::regex_search(r.out, m, said));
+    evidence.push_back(m[1]);
+  }
+  CHECK(std::regex_match(results[0].last_line(), std::regex("tick 900 hash [0-9a-f]{16}")));
+  CHECK_THAT(results[0].out, Catch::Contains("host: player 2 diverged at tick 300; sending it the host's state"));
+  CHECK(std::regex_search(results[2].out, std::regex("peer: went back to the host's state of tick [0-9]+")));
+  const ProcessResult diff = run_process(k_lockstep, {"diff", evidence[0], evidence[2]});
+  INFO(diff.out << diff.err);
+  CHECK(diff.exit_code == 1);
+  CHECK_THAT(diff.out, Catch::StartsWith("first divergence at tick 300"));
+  CHECK_THAT(diff.out, Catch::Contains("state.vel_x[0] (body 1):"));
+  CHECK(run_process(k_lockstep, {"diff", evidence[0], evidence[1]}).exit_code == 0);
+  const std::string json = read_file(dir.file("perturbed.json"));
+  CHECK(json_number(json, "desyncs") == 1);
+  CHECK(json_number(json, "resync_bytes") > 10'000);
+  // Its recording starts again from the host's state and verifies; the one before is kept.
+  const ProcessResult replay = run_process(k_lockstep, {"replay", dir.file("perturbed.lsr")});
+  CHECK(replay.exit_code == 0);
+  CHECK(std::filesystem::exists(dir.file("perturbed.before-resync-at-300.lsr")));
 }
 
 TEST_CASE("hostile datagrams sent at a real host during a session are dropped and counted, and the "

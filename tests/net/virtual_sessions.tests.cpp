@@ -365,7 +365,7 @@ TEST_CASE("before the cookie returns, nothing sent is larger than the datagram t
   RawJoiner raw{group.network().open(VirtualSessions<WalkerSim>::address(9), {}), {}};
   std::vector<std::size_t> asked;
   std::vector<std::byte> hello;
-  net::write_hello(hello, {net::MessageType::hello, 0, 0, 1}, {net::Role::player, 77, 0});
+  net::write_hello(hello, {net::MessageType::hello, 0, 0, 1}, {net::Role::player, 77, 0, {}});
   // A hello of this version without a cookie, and of other versions at every length.
   for (std::size_t n = 4; n <= hello.size(); ++n) {
     std::vector<std::byte> other(hello.begin(), hello.begin() + static_cast<long>(n));
@@ -617,13 +617,13 @@ TEST_CASE("the waiting room: a silent claimant frees its slot, and a host can gi
     // Someone completes the handshake by hand, takes slot 1, and says nothing more.
     RawJoiner squatter{group.network().open(VirtualSessions<WalkerSim>::address(8), {}), {}};
     std::vector<std::byte> d;
-    net::write_hello(d, {net::MessageType::hello, 0, 0, 1}, {net::Role::player, 5, 0});
+    net::write_hello(d, {net::MessageType::hello, 0, 0, 1}, {net::Role::player, 5, 0, {}});
     squatter.send(d);
     group.run(milliseconds(50));
     squatter.drain();
     REQUIRE(!squatter.received.empty());
     const std::uint64_t cookie = net::read_challenge(squatter.received.back())->cookie;
-    net::write_hello(d, {net::MessageType::hello, 0, 0, 2}, {net::Role::player, 5, cookie});
+    net::write_hello(d, {net::MessageType::hello, 0, 0, 2}, {net::Role::player, 5, cookie, {}});
     squatter.send(d);
     group.run(milliseconds(100));
     CHECK(group[0].session->protocol().slots()[1].state == net::SlotState::active);
@@ -656,7 +656,7 @@ TEST_CASE("a player that speaks but never sends its inputs is dropped after the 
   group.join(net::Role::player, join_config(), {}, walker_input);
   RawJoiner mute{group.network().open(VirtualSessions<WalkerSim>::address(8), {}), {}};
   std::vector<std::byte> d;
-  net::write_hello(d, {net::MessageType::hello, 0, 0, 1}, {net::Role::player, 5, 0});
+  net::write_hello(d, {net::MessageType::hello, 0, 0, 1}, {net::Role::player, 5, 0, {}});
   mute.send(d);
   std::optional<net::Header> welcome;
   std::uint16_t sequence = 2;
@@ -667,7 +667,7 @@ TEST_CASE("a player that speaks but never sends its inputs is dropped after the 
       const net::Decoded<net::Header> h = net::read_header(got);
       if (!h) continue;
       if (h->type == net::MessageType::challenge && !welcome) {
-        net::write_hello(d, {net::MessageType::hello, 0, 0, sequence++}, {net::Role::player, 5, net::read_challenge(got)->cookie});
+        net::write_hello(d, {net::MessageType::hello, 0, 0, sequence++}, {net::Role::player, 5, net::read_challenge(got)->cookie, {}});
         mute.send(d);
       }
       if (h->type == net::MessageType::welcome) welcome = h.value;

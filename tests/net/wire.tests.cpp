@@ -45,9 +45,11 @@ Relay sample_relay(std::vector<std::byte>& storage) {
   r.inputs = storage;
   r.own_slot_omitted = true;
   r.slots_version = 4;
-  r.slots[0] = {SlotState::active, 0};
-  r.slots[2] = {SlotState::gone, 480};
-  r.slots[3] = {SlotState::interrupted, 0};
+  r.slots[0] = {SlotState::active, 0, 0};
+  r.slots[1] = {SlotState::active, 0, 600};  // joined late: plays from tick 600
+  r.slots[2] = {SlotState::gone, 480, 0};
+  r.slots[3] = {SlotState::interrupted, 0, 0};
+  r.resync = StateOffer{450, 56'073, 0xABCD};
   r.input_delay = 9;
   r.delay_from_tick = 530;
   r.desync_tick = 499;
@@ -70,11 +72,22 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     CHECK(read_bye(out)->last_tick == 41);
   }
   SECTION("the handshake") {
-    write_hello(out, k_header, {Role::spectator, 0x1234, 0xC00C1E});
+    write_hello(out, k_header, {Role::spectator, 0x1234, 0xC00C1E, {}});
     CHECK(out.size() == k_hello_bytes);
     CHECK(read_hello(out)->role == Role::spectator);
     CHECK(read_hello(out)->nonce == 0x1234);
     CHECK(read_hello(out)->cookie == 0xC00C1E);
+    CHECK_FALSE(read_hello(out)->reclaim.has_value());
+    // A player reclaiming its slot: the claim travels in the same 48 bytes; a spectator's is
+    // malformed, and so is a slot past the largest session.
+    write_hello(out, k_header, {Role::player, 0x1234, 0xC00C1E, Reclaim{0xFEED, 2, 0x5EC12E7}});
+    CHECK(out.size() == k_hello_bytes);
+    REQUIRE(read_hello(out).ok());
+    CHECK(read_hello(out)->reclaim == std::optional<Reclaim>(Reclaim{0xFEED, 2, 0x5EC12E7}));
+    write_hello(out, k_header, {Role::spectator, 0x1234, 0xC00C1E, Reclaim{0xFEED, 2, 0x5EC12E7}});
+    CHECK(read_hello(out).drop == DropReason::malformed);
+    write_hello(out, k_header, {Role::player, 0x1234, 0xC00C1E, Reclaim{0xFEED, k_max_players, 0x5EC12E7}});
+    CHECK(read_hello(out).drop == DropReason::malformed);
     std::vector<std::byte> answer;
     write_challenge(answer, k_header, {0x1234, 0xC00C1E});
     CHECK(read_challenge(answer)->cookie == 0xC00C1E);
@@ -106,6 +119,21 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     CHECK(back->compatibility_id == 0xABCDEF);
     CHECK(back->config == w.config);
     CHECK(back->start_tick == 0);
+    CHECK_FALSE(back->late);
+    CHECK_FALSE(back->resync);
+    CHECK(back->reconnect_key == 0);
+    w.late = true;
+    w.resync = true;
+    w.reconnect_key = 0xC0FFEE;
+    write_welcome(out, k_header, w);
+    REQUIRE(read_welcome(out).ok());
+    CHECK(read_welcome(out)->late);
+    CHECK(read_welcome(out)->resync);
+    CHECK(read_welcome(out)->reconnect_key == 0xC0FFEE);
+    w.slot = k_no_slot;  // a spectator has no slot to play late or to reclaim
+    write_welcome(out, k_header, w);
+    CHECK(read_welcome(out).drop == DropReason::malformed);
+    w.slot = 3;
     // A late joiner's welcome names the state it starts from; one that starts past the end, or
     // with a state over the bound, is malformed.
     w.start_tick = 5000;
@@ -148,8 +176,10 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     u.relay_ack = 7;
     u.state_received = 3 * k_state_piece_bytes;
     u.state_held = 0b1010;
+    u.state_tick = 4321;
     write_update(out, k_header, u, 2);
     REQUIRE(read_update(out, 2).ok());
+    CHECK(read_update(out, 2)->state_tick == 4321);
     CHECK(read_update(out, 2)->state_received == std::optional<std::uint64_t>(3 * k_state_piece_bytes));
     CHECK(read_update(out, 2)->state_held == 0b1010);
   }
@@ -188,6 +218,14 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     CHECK(back->desync_tick == 499);
     CHECK(back->running);
     CHECK_FALSE(back->timing.has_value());
+    CHECK(back->slots[1].plays_from_tick == 600);
+    REQUIRE(back->resync.has_value());
+    CHECK(*back->resync == StateOffer{450, 56'073, 0xABCD});
+    // A resync offer over the bound is malformed.
+    Relay over = r;
+    over.resync->bytes = k_max_state_transfer_bytes + 1;
+    write_relay(out, k_header, over, 4, 2);
+    CHECK(read_relay(out, 4, 2).drop == DropReason::malformed);
   }
 }
 
@@ -256,7 +294,7 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
   std::vector<std::byte> relay;
   write_relay(relay, k_header, sample_relay(storage), 4, 2);
   std::vector<std::byte> hello;
-  write_hello(hello, k_header, {Role::player, 1, 2});
+  write_hello(hello, k_header, {Role::player, 1, 2, {}});
 
   SECTION("every truncation") {
     for (std::size_t n = k_header_bytes; n < update.size(); ++n) {

@@ -114,12 +114,28 @@ void RunningProcess::signal(int signal_number) {
 }
 
 bool RunningProcess::wait_for(const std::string& text, int timeout_ms) {
+  return wait_until([&](const std::string& out) { return out.find(text) != std::string::npos; }, timeout_ms);
+}
+
+bool RunningProcess::wait_for_tick(std::uint64_t tick, int timeout_ms) {
+  return wait_until(
+      [&](const std::string& out) {
+        static const std::string head = "net: tick ";
+        for (std::size_t at = out.find(head); at != std::string::npos; at = out.find(head, at + 1)) {
+          if (std::strtoull(out.c_str() + at + head.size(), nullptr, 10) >= tick) return true;
+        }
+        return false;
+      },
+      timeout_ms);
+}
+
+bool RunningProcess::wait_until(const std::function<bool(const std::string& out)>& seen, int timeout_ms) {
   for (int waited = 0; waited <= timeout_ms; waited += 10) {
-    if (read_file(out_path_).find(text) != std::string::npos) return true;
+    if (seen(read_file(out_path_))) return true;
     siginfo_t info{};
     // Exited? Asked without reaping it (WNOWAIT), so that finish() still collects it.
     if (pid_ <= 0 || (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0)) {
-      return read_file(out_path_).find(text) != std::string::npos;
+      return seen(read_file(out_path_));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

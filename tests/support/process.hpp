@@ -2,6 +2,8 @@
 // Runs a real program and captures its exit code, stdout and stderr: tests drive the `lockstep`
 // binary as users do, in separate processes.
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,9 +36,13 @@ class RunningProcess {
   /// Waits until the process has printed `text` on stdout (true), or has exited or `timeout_ms`
   /// passed (false): for ordering on what a process says, never on sleeps.
   bool wait_for(const std::string& text, int timeout_ms = 30'000);
+  /// Waits until a participant's statistics line ("net: tick N, …") says it stepped `tick`.
+  bool wait_for_tick(std::uint64_t tick, int timeout_ms = 60'000);
   ProcessResult finish();
 
  private:
+  bool wait_until(const std::function<bool(const std::string& out)>& seen, int timeout_ms);
+
   int pid_ = -1;
   std::string out_path_;
   std::string err_path_;

@@ -112,6 +112,23 @@ void late_join_figures() {
                 "hello to state %.0f ms, to caught up %.0f ms\n",
                 loss * 100, r.ok ? "ok" : r.failure.c_str(), static_cast<unsigned long long>(r.late_state_bytes),
                 r.late_state_ms, r.late_caught_up_ms);
+    const lockstep::netsim::ScenarioReport p =
+        lockstep::netsim::run(lockstep::netsim::late_player(1, 10'600, 167'300, loss));
+    std::printf("late player at tick 10,000 of the 1,000-body arena, loss %.0f%%, 20±5 ms: %s, state %llu bytes, "
+                "hello to playing %.0f ms\n",
+                loss * 100, p.ok ? "ok" : p.failure.c_str(), static_cast<unsigned long long>(p.late_player_state_bytes),
+                p.late_player_ms);
+  }
+}
+
+/// A player of the 1,000-body arena nudged at tick 600 of 1,200 and resynced, at 0 and 20% loss:
+/// the state's size and the time from hearing of the desync to holding the host's state.
+void resync_figures() {
+  for (const double loss : {0.0, 0.20}) {
+    const lockstep::netsim::ScenarioReport r = lockstep::netsim::run(lockstep::netsim::resync(1, 1200, 600, loss));
+    std::printf("resync at tick 600 of the 1,000-body arena, loss %.0f%%, 20±5 ms: %s, state %llu bytes, "
+                "desync heard to state held %.0f ms\n",
+                loss * 100, r.ok ? "ok" : r.failure.c_str(), static_cast<unsigned long long>(r.resync_bytes), r.resync_ms);
   }
 }
 
@@ -142,6 +159,7 @@ int figures(std::uint64_t sessions) {
   }
   adaptive_delay_figures(sessions);
   late_join_figures();
+  resync_figures();
   return run_many(sessions * 25, 1, false);
 }
 

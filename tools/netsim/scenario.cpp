@@ -33,6 +33,8 @@ const char* trouble_name(Trouble t) {
     case Trouble::freeze: return "freeze";
     case Trouble::kill: return "kill";
     case Trouble::leave: return "leave";
+    case Trouble::rejoin: return "rejoin";
+    case Trouble::desync: return "desync";
   }
   return "?";
 }
@@ -71,10 +73,18 @@ std::set<Outcome> allowed_outcomes(const Scenario& s, std::uint32_t who) {
   const std::set<Outcome> finished = {Outcome::finished};
   const std::set<Outcome> finished_or_failed = {Outcome::finished, Outcome::network_failed};
   const bool long_trouble = s.trouble_ms >= k_long_trouble_ms;
+  if (s.trouble == Trouble::desync && !s.resync) {
+    // Everyone stops at the desync; a joiner that missed every relay saying so hears the host end,
+    // and one that had every tick before it heard finishes.
+    if (who == 0) return {Outcome::desync};
+    return {Outcome::desync, Outcome::network_failed, Outcome::finished};
+  }
   // A relay host left with no player ends early, and its spectators hear that it ended.
   if (s.relay && who != 0 && who != s.victim && all_players_lost(s)) return finished_or_failed;
   switch (s.trouble) {
-    case Trouble::none: return finished;
+    case Trouble::none:
+    case Trouble::rejoin:  // the killed process is not checked; its successor plays on
+    case Trouble::desync: return finished;
     case Trouble::kill:
     case Trouble::leave:
       if (who == s.victim) return finished;  // a killed participant is not checked
@@ -122,8 +132,8 @@ struct Participant {
   bool joined = false;
   bool killed = false;
   bool left = false;
-  std::vector<std::uint64_t> hashes;  ///< of ticks first_tick, first_tick + 1, …
-  std::uint64_t first_tick = 1;       ///< 1, or the tick after a late spectator's state
+  std::map<std::uint64_t, std::uint64_t> hashes;  ///< tick → state hash, as last stepped
+  std::uint64_t resyncs = 0;                       ///< the session's resyncs seen so far
   std::optional<Instant> ended_at;
 };
 
@@ -155,6 +165,7 @@ class Run {
   std::vector<Participant> p_;
   std::optional<Instant> trouble_begin_;
   std::size_t most_in_flight_ = 0;
+  std::optional<net::Reclaim> key_;  ///< a rejoin's: the killed player's claim on its slot
 };
 
 ScenarioReport Run::go() {
@@ -167,10 +178,13 @@ ScenarioReport Run::go() {
     // arrive while the session runs and start from the host's state (one arriving after a short
     // session ended rightly finds no host).
     const auto session_ms = static_cast<std::uint32_t>(s_.ticks * s_.expected_tick_us() / 1000);
-    const bool late = i > s_.peers() && rng.below(3) == 0;
+    const bool late = (i > s_.peers() && rng.below(3) == 0) || s_.late_player(i);
     p_[i].join_at = i == 0 ? Instant{0} : milliseconds(late ? 500 + rng.below(session_ms + 1) : rng.below(500));
     if (i > s_.peers() && s_.spectators_join_ms) p_[i].join_at = milliseconds(*s_.spectators_join_ms);
+    if (s_.late_player(i) && s_.late_players_join_ms) p_[i].join_at = milliseconds(*s_.late_players_join_ms);
   }
+  // A rejoin's successor starts when its predecessor has been dead for a while (pump sets it).
+  if (s_.trouble == Trouble::rejoin) p_.back().join_at = Instant::max();
   join(0, Instant{0});
   if (p_[0].session->ended()) {
     report.ok = false;
@@ -223,6 +237,8 @@ void Run::join(std::uint32_t i, Instant now) {
     host.input_delay = s_.input_delay;
     host.adaptive_delay = s_.adaptive_delay;
     host.tick_rate_hz = s_.tick_rate_hz;
+    host.start_with = s_.start_with;
+    host.resync = s_.resync;
     host.notify_after = milliseconds(k_notify_ms);
     host.timeout_after = milliseconds(k_timeout_ms);
     host.secret = s_.seed | 1;
@@ -232,10 +248,18 @@ void Run::join(std::uint32_t i, Instant now) {
   }
   net::JoinConfig join;
   join.host = address_of(0);
-  join.role = i <= s_.peers() ? net::Role::player : net::Role::spectator;
+  const bool successor = s_.trouble == Trouble::rejoin && i + 1 == p_.size();
+  join.role = i <= s_.peers() || successor ? net::Role::player : net::Role::spectator;
   join.timeout_after = milliseconds(k_timeout_ms);
   join.nonce = s_.seed * 1000 + i;
+  if (successor) join.reclaim = key_;
   p.session.emplace(net::Session<World>::join(join, now).value());
+  if (s_.trouble == Trouble::desync && i == s_.victim) {
+    p.session->debug_perturb(s_.perturb_tick, [](World& world) {
+      const Vec2 v = world.velocity(BodyId{1});
+      world.set_velocity(BodyId{1}, {v.x + 1e-6, v.y});
+    });
+  }
 }
 
 bool Run::frozen(std::uint32_t i, Instant now) const {
@@ -255,10 +279,14 @@ void Run::pump(std::uint32_t i, Instant now) {
   if (!p.joined || p.killed || !p.session || p.session->ended() || frozen(i, now)) return;
   net::Session<World>& session = *p.session;
   if (trouble_begin_ && now >= *trouble_begin_ && i == s_.victim) {
-    if (s_.trouble == Trouble::kill) {
+    if (s_.trouble == Trouble::kill || (s_.trouble == Trouble::rejoin && session.reclaim())) {
       p.killed = true;
       p.socket.reset();
       note("participant " + std::to_string(i) + " killed at " + std::to_string(now.count() / 1000) + " ms");
+      if (s_.trouble == Trouble::rejoin) {
+        key_ = session.reclaim();
+        p_.back().join_at = now + milliseconds(s_.trouble_ms);
+      }
       return;
     }
     if (s_.trouble == Trouble::leave && !p.left) {
@@ -275,8 +303,13 @@ void Run::pump(std::uint32_t i, Instant now) {
         return p.bot->next();
       },
       [&] {
-        if (p.hashes.empty()) p.first_tick = session.tick();
-        p.hashes.push_back(session.hash());
+        // A resynced player went back to the host's state: what it stepped from the desync on
+        // was of the state it left.
+        if (session.resyncs() != p.resyncs) {
+          p.resyncs = session.resyncs();
+          p.hashes.erase(p.hashes.lower_bound(session.protocol().desync_tick()), p.hashes.end());
+        }
+        p.hashes[session.tick()] = session.hash();
       });
   if (session.ended() && !p.ended_at) p.ended_at = now;
   for (net::ProtocolEvent e; session.poll_event(e);) {
@@ -293,8 +326,9 @@ void Run::pump(std::uint32_t i, Instant now) {
 }
 
 bool Run::all_ended() const {
+  // A rejoin's successor never starts when the session ended before its predecessor was killed.
   return std::all_of(p_.begin(), p_.end(), [](const Participant& p) {
-    return p.joined && (p.killed || (p.session && p.session->ended()));
+    return (p.joined && (p.killed || (p.session && p.session->ended()))) || (!p.joined && p.join_at == Instant::max());
   });
 }
 
@@ -329,16 +363,22 @@ void Run::check(ScenarioReport& report) const {
   const net::TickLog& host_ticks = p_[0].session->protocol().ticks();
   for (std::uint32_t i = 0; i < p_.size(); ++i) {
     const Participant& p = p_[i];
-    for (std::size_t index = 0; index < p.hashes.size(); ++index) {
-      const std::uint64_t t = p.first_tick + index;
-      const auto [it, inserted] = reference.emplace(t, std::make_pair(p.hashes[index], i));
-      if (!inserted && it->second.first != p.hashes[index]) {
+    for (const auto& [t, hash] : p.hashes) {
+      // A nudged player that was not resynced has a state of its own from the nudge on.
+      if (s_.trouble == Trouble::desync && i == s_.victim && t >= s_.perturb_tick &&
+          (!s_.resync || p.session->result()->outcome != Outcome::finished)) {
+        break;
+      }
+      const auto [it, inserted] = reference.emplace(t, std::make_pair(hash, i));
+      if (!inserted && it->second.first != hash) {
         failed("participant " + std::to_string(i) + " disagrees with participant " + std::to_string(it->second.second) +
                " on the hash of tick " + std::to_string(t));
       }
+      // (Ticks before a participant's kept window are forgotten: their inputs cannot be checked.)
       const net::TickLog& mine = p.session->protocol().ticks();
-      if (!mine.known(t)) failed("participant " + std::to_string(i) + " stepped tick " + std::to_string(t) + " without its inputs");
-      else if (host_ticks.known(t) && !std::equal(mine.inputs_of(t).begin(), mine.inputs_of(t).end(), host_ticks.inputs_of(t).begin())) {
+      if (t >= mine.first_tick() && !mine.known(t)) {
+        failed("participant " + std::to_string(i) + " stepped tick " + std::to_string(t) + " without its inputs");
+      } else if (mine.known(t) && host_ticks.known(t) && !std::equal(mine.inputs_of(t).begin(), mine.inputs_of(t).end(), host_ticks.inputs_of(t).begin())) {
         failed("participant " + std::to_string(i) + " stepped tick " + std::to_string(t) + " with inputs the host did not assemble");
       }
     }
@@ -346,12 +386,13 @@ void Run::check(ScenarioReport& report) const {
   // Outcomes.
   for (std::uint32_t i = 0; i < p_.size(); ++i) {
     const Participant& p = p_[i];
-    if (p.killed) continue;
+    if (p.killed || !p.joined) continue;
     const net::SessionResult& r = *p.session->result();
     const std::set<Outcome> allowed = allowed_outcomes(s_, i);
     // A spectator that arrives when a short session is over finds no host, or is told the session
     // is over: documented, not a fault.
-    const bool missed_it = i > s_.peers() && !p.session->welcomed() &&
+    const bool successor = s_.trouble == Trouble::rejoin && i + 1 == p_.size();
+    const bool missed_it = (i > s_.peers() || s_.late_player(i) || successor) && !p.session->welcomed() &&
                            ((r.outcome == Outcome::network_failed && p_[0].ended_at &&
                              *p_[0].ended_at < p.join_at + milliseconds(k_timeout_ms)) ||
                             (r.outcome == Outcome::refused && r.message == "refused by the host: the session is over"));
@@ -367,6 +408,14 @@ void Run::check(ScenarioReport& report) const {
              std::to_string(s_.ticks));
     }
     const net::NetStats stats = p.session->stats();
+    if (stats.playing_ms && r.outcome == Outcome::finished) {
+      report.late_player_ms = std::max(report.late_player_ms, *stats.playing_ms);
+      report.late_player_state_bytes = std::max(report.late_player_state_bytes, stats.state_bytes);
+    }
+    if (stats.resync_ms) {
+      report.resync_ms = std::max(report.resync_ms, *stats.resync_ms);
+      report.resync_bytes = std::max(report.resync_bytes, stats.resync_bytes);
+    }
     if (i > s_.peers() && stats.state_ms && stats.caught_up_ms) {
       report.late_state_bytes = std::max(report.late_state_bytes, stats.state_bytes);
       report.late_state_ms = std::max(report.late_state_ms, *stats.state_ms);
@@ -402,7 +451,10 @@ std::string Scenario::describe() const {
     if (trouble == Trouble::partition || trouble == Trouble::outage || trouble == Trouble::freeze) {
       out += " for " + std::to_string(trouble_ms) + " ms";
     }
+    if (trouble == Trouble::rejoin) out += ", back " + std::to_string(trouble_ms) + " ms later";
+    if (trouble == Trouble::desync) out += " (tick " + std::to_string(perturb_tick) + (resync ? ", resync)" : ", stop)");
   }
+  if (start_with != 0) out += ", starts with " + std::to_string(start_with);
   double worst_loss = 0;
   std::uint32_t worst_delay = 0;
   for (const net::NetSimConfig& f : faults) {
@@ -462,7 +514,27 @@ Scenario generate(std::uint64_t seed) {
   s.trouble_at_ms = rng.below(static_cast<std::uint32_t>(s.ticks * s.expected_tick_us() / 1000));
   s.trouble_ms = rng.below(2) == 0 ? 100 + rng.below(k_short_trouble_ms - 100) : k_long_trouble_ms + rng.below(2000);
   s.adaptive_delay = rng.below(3) == 0;
+  // A quarter of the sessions start before every slot is filled: the others join under way.
+  if (s.players > 1 && rng.below(4) == 0) s.start_with = 1 + rng.below(s.players - 1);
+  s.resync = rng.below(2) == 0;
+  // Rejoins and desyncs need an early player peer (not the host, not a late joiner) to befall;
+  // a rejoin on a relay host of one player would end the session (no player left) first.
+  const std::uint32_t early_peers = s.start_with == 0 ? s.peers() : s.start_with - (s.relay ? 0 : 1);
+  if (rng.below(6) == 0 && early_peers > 0 && !(s.relay && s.players == 1)) {
+    s.trouble = rng.below(2) == 0 ? Trouble::rejoin : Trouble::desync;
+    s.victim = 1 + rng.below(early_peers);
+    s.trouble_ms = rng.below(2) == 0 ? 100 + rng.below(1000) : k_timeout_ms + rng.below(2000);
+    s.perturb_tick = s.input_delay + 2 + rng.below(static_cast<std::uint32_t>(std::max<std::uint64_t>(1, s.ticks - s.input_delay - 2)));
+    if (s.trouble == Trouble::rejoin) {  // the successor runs where its predecessor ran
+      s.frame_us.push_back(s.frame_us[s.victim]);
+      s.faults.push_back(s.faults[s.victim]);
+    }
+  }
   return s;
+}
+
+bool Scenario::late_player(std::uint32_t i) const {
+  return start_with != 0 && i >= 1 && i <= peers() && i > start_with - (relay ? 0 : 1);
 }
 
 namespace {
@@ -504,6 +576,36 @@ Scenario late_spectator(std::uint64_t seed, std::uint64_t ticks, std::uint32_t j
   s.ticks = ticks;
   s.bodies = 1000;
   s.spectators_join_ms = join_ms;
+  add_faults(s, loss, 20, 5);
+  return s;
+}
+
+Scenario late_player(std::uint64_t seed, std::uint64_t ticks, std::uint32_t join_ms, double loss) {
+  Scenario s;
+  s.seed = seed;
+  s.players = 3;
+  s.start_with = 2;
+  s.input_delay = 4;
+  s.tick_rate_hz = 60;
+  s.ticks = ticks;
+  s.bodies = 1000;
+  s.late_players_join_ms = join_ms;
+  add_faults(s, loss, 20, 5);
+  return s;
+}
+
+Scenario resync(std::uint64_t seed, std::uint64_t ticks, std::uint64_t tick, double loss) {
+  Scenario s;
+  s.seed = seed;
+  s.players = 3;
+  s.input_delay = 4;
+  s.tick_rate_hz = 60;
+  s.ticks = ticks;
+  s.bodies = 1000;
+  s.resync = true;
+  s.trouble = Trouble::desync;
+  s.victim = 2;
+  s.perturb_tick = tick;
   add_faults(s, loss, 20, 5);
   return s;
 }

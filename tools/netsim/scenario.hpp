@@ -25,6 +25,8 @@ enum class Trouble : std::uint8_t {
   freeze,     ///< its program stops running (datagrams pile up at its socket)
   kill,       ///< its process dies
   leave,      ///< it leaves cleanly (SIGINT)
+  rejoin,     ///< a player's process dies, and a new one reclaims its slot with its key
+  desync,     ///< a player's state is nudged: everyone stops, or (resync) it gets the host's state
 };
 
 struct Scenario {
@@ -42,13 +44,23 @@ struct Scenario {
   Trouble trouble = Trouble::none;
   std::uint32_t victim = 0;             ///< participant index: 0 the host
   std::uint32_t trouble_at_ms = 0;      ///< after the session's start
-  std::uint32_t trouble_ms = 0;         ///< how long (partition, outage, freeze)
+  std::uint32_t trouble_ms = 0;         ///< how long (partition, outage, freeze; rejoin: until the restart)
+  /// Slots filled when the session starts (0: all); the other players join while it runs.
+  std::uint32_t start_with = 0;
+  bool resync = false;                  ///< the host resyncs a desync rather than stop
+  std::uint64_t perturb_tick = 0;       ///< desync: the tick after which the victim's state is nudged
   std::uint32_t bodies = 12;            ///< passive circles in the arena
   /// When set, every spectator arrives this long after the host started (else within half a
   /// second, or for a third of them while the session runs).
   std::optional<std::uint32_t> spectators_join_ms;
+  std::optional<std::uint32_t> late_players_join_ms;  ///< … and every late player
 
-  [[nodiscard]] std::uint32_t participants() const { return 1 + peers() + spectators; }
+  /// Everyone, and for a rejoin the process that reclaims the slot (the last participant).
+  [[nodiscard]] std::uint32_t participants() const {
+    return 1 + peers() + spectators + (trouble == Trouble::rejoin ? 1 : 0);
+  }
+  /// Whether peer `i` (1 … peers()) is a player that joins the session under way.
+  [[nodiscard]] bool late_player(std::uint32_t i) const;
   [[nodiscard]] std::uint32_t peers() const { return relay ? players : players - 1; }
   /// About how long a tick takes: a period, or a round trip for every D ticks when that is longer.
   [[nodiscard]] std::uint64_t expected_tick_us() const;
@@ -74,6 +86,14 @@ Scenario late_spectator(std::uint64_t seed, std::uint64_t ticks, std::uint32_t j
 /// A fixed scenario for the adaptive delay's figures: 4 players at 60 Hz, no trouble, no loss,
 /// a round trip of `round_trip_ms` with 20 ms of jitter (each way: half the round trip ± 5 ms),
 /// `ticks` long; the input delay `delay`, or adaptive when `delay` is nothing.
+/// A fixed scenario for the late player's figures: 1,000-body arena, 3 slots, two start, the
+/// third player joins after `join_ms`, `loss` on everything.
+Scenario late_player(std::uint64_t seed, std::uint64_t ticks, std::uint32_t join_ms, double loss);
+
+/// A fixed scenario for the resync figures: the 1,000-body arena, 3 players, one nudged at
+/// `tick`, 20±5 ms each way and `loss`.
+Scenario resync(std::uint64_t seed, std::uint64_t ticks, std::uint64_t tick, double loss);
+
 Scenario round_trip(std::uint64_t seed, std::uint32_t round_trip_ms, std::optional<std::uint32_t> delay,
                     std::uint64_t ticks);
 
@@ -96,6 +116,14 @@ struct ScenarioReport {
   double late_state_ms = 0;
   double late_caught_up_ms = 0;
   std::uint32_t delay_changes = 0;  ///< how often the host changed it
+  /// Over the players that joined under way or reclaimed their slot: the longest time from their
+  /// hello to playing (their own inputs in the session), and the largest state.
+  double late_player_ms = 0;
+  std::uint64_t late_player_state_bytes = 0;
+  /// Over the resynced players: the longest time from hearing of the desync to holding the state,
+  /// and the largest state.
+  double resync_ms = 0;
+  std::uint64_t resync_bytes = 0;
 };
 
 /// Runs `scenario` to the end; `trace` (optional) receives every event line.

@@ -24,6 +24,11 @@ namespace lockstep::net {
 /// Everything the host protocol needs; the session fills the simulation's part.
 struct HostProtocolConfig {
   std::uint32_t players = 2;
+  /// The countdown starts once this many slots are filled (0: all); the others can be filled by
+  /// players joining the session under way.
+  std::uint32_t start_with = 0;
+  /// On a desync, send the diverged players the host's state and go on, rather than stop.
+  bool resync = false;
   bool relay = false;                ///< the host plays no slot
   std::uint64_t end_tick = 600;
   std::uint32_t input_delay = 2;     ///< D of the welcome: ticks 1 … D are neutral
@@ -58,6 +63,9 @@ enum class HostState : std::uint8_t { waiting, countdown, running, ending, ended
 inline constexpr std::size_t k_hash_window = 64;
 /// State transfers to late joiners the host serves at once; later ones wait their turn.
 inline constexpr std::size_t k_max_state_transfers = 4;
+/// A player that diverges again within this many seconds of ticks after a resync is dropped as
+/// gone, not resynced forever.
+inline constexpr std::uint64_t k_resync_window_seconds = 10;
 
 class HostProtocol final : public LockstepProtocol {
  public:
@@ -72,6 +80,7 @@ class HostProtocol final : public LockstepProtocol {
   void on_stepped(std::uint64_t tick, std::uint64_t hash) override;
   void leave(Instant now) override;
   [[nodiscard]] std::optional<double> rtt_ms() const override;
+  void forget_through(std::uint64_t tick) override;
 
   /// Ends the session for everyone (goodbyes sent) with `outcome`: a host that cannot go on.
   void abort(Outcome outcome, std::string message);
@@ -98,11 +107,15 @@ class HostProtocol final : public LockstepProtocol {
   /// A late joiner's state on its way, by piece: what it holds (all before `received`, and the
   /// pieces after it whose bit is set in `held`), and when each piece of the window was last sent.
   struct Transfer {
+    std::uint64_t tick = 0;   ///< the state's
+    bool resync = false;      ///< a diverged player's, announced in relays (else in the welcome)
+    bool announced = false;   ///< a resync's: a relay announced it (pieces follow only then)
+    Instant progress_at{0};   ///< when its acknowledgements last moved (or it began)
     std::uint64_t received = 0;
     std::uint64_t held = 0;
     std::array<std::uint64_t, k_state_window_pieces> piece{};  ///< the piece a window slot was last sent for, + 1
     std::array<Instant, k_state_window_pieces> sent_at{};
-    std::uint64_t bytes_sent = 0;  ///< bounded: a joiner that does not acknowledge is dropped
+    std::array<std::uint8_t, k_state_window_pieces> tries{};  ///< resends of a window slot's piece
   };
 
   struct Remote {
@@ -125,25 +138,40 @@ class HostProtocol final : public LockstepProtocol {
     std::uint32_t sends = 0;
     RttMeter rtt;
     bool awaiting_state = false;     ///< a late joiner not yet welcomed: it waits for a state
+    bool wants_resync = false;       ///< a diverged player: it waits for a state to go on from
+    /// A player admitted once the session was under way: its input is neutral until it has the
+    /// state and the host announced the tick it plays from.
+    bool late = false;
     std::optional<Transfer> transfer;
+    std::uint64_t resynced_at = 0;   ///< the tick of its last divergence, once resynced
+    /// After a resync, its hashes count only in updates from this sequence number on (older ones,
+    /// reordered, carry hashes of the state it left).
+    std::optional<std::uint16_t> hashes_from;
   };
 
   void handle_hello(const Endpoint& from, std::span<const std::byte> datagram, Instant now);
-  void handle_update(Remote& remote, std::span<const std::byte> datagram, Instant now);
+  void handle_update(Remote& remote, std::span<const std::byte> datagram, std::uint16_t sequence, Instant now);
   void take_inputs(Remote& remote, const Update& update);
-  void take_hashes(Remote& remote, const Update& update);
+  void take_hashes(Remote& remote, const Update& update, std::uint16_t sequence);
+  void diverged(Remote& remote, std::uint64_t tick);
+  void activate(Remote& remote);
+  [[nodiscard]] std::uint8_t free_slot() const;
+  [[nodiscard]] std::uint8_t reclaimable(const Reclaim& reclaim) const;
+  [[nodiscard]] std::uint64_t notice_ticks() const;
   void compare_hashes(Remote& remote);
   void refuse_version(const Endpoint& from, std::span<const std::byte> datagram);
   void refuse(const Endpoint& from, std::uint64_t nonce, RefuseReason reason, const std::string& text);
   void welcome(Remote& remote, Instant now);
   void reset_slot(std::uint8_t slot);
   Remote* admit(const Endpoint& from, const Hello& hello, Instant now);
+  /// The slot a joiner gets (k_no_slot: a spectator), or nothing when it is refused (and told).
+  std::optional<std::uint8_t> slot_for(const Endpoint& from, const Hello& hello);
   void mark_gone(Remote& remote, bool by_goodbye);
   void assemble_ticks();
   void send_relay(Remote& remote, Instant now);
   void start_transfers(Instant now);
   void send_state(Remote& remote, Instant now);
-  void take_state_ack(Remote& remote, const Update& update);
+  void take_state_ack(Remote& remote, const Update& update, std::uint16_t sequence);
   void send_to_all(Instant now);
   void poll_state(Instant now);
   void poll_waiting(Instant now);
@@ -167,8 +195,12 @@ class HostProtocol final : public LockstepProtocol {
   Instant known_advanced_at_{0}; ///< when the last tick was completed
   std::vector<Remote> remotes_;
   std::uint64_t slots_version_ = 1;
-  std::vector<std::vector<std::byte>> held_;  ///< per slot: its inputs from tick 1
+  /// Per slot: its inputs not yet assembled into a tick, through held_through_ (the ticks before
+  /// are in the tick log).
+  std::vector<std::vector<std::byte>> held_;
   std::vector<std::uint64_t> held_through_;
+  /// Per slot: the key that reclaims it (Hello::reclaim), drawn when a player first takes it.
+  std::array<std::uint64_t, k_max_players> slot_keys_{};
   std::vector<std::byte> tick_scratch_;
   std::vector<std::byte> relay_scratch_;
   Instant ending_since_{0};
@@ -181,6 +213,7 @@ class HostProtocol final : public LockstepProtocol {
   };
   std::optional<JoinState> join_state_;
   bool wants_state_ = false;
+  bool reclaiming_ = false;  ///< a reclaim is taking a slot from its previous holder
   std::uint32_t lower_reviews_ = 0;  ///< reviews in a row that found a smaller delay enough
   std::uint32_t lower_needed_ = 0;   ///< the largest of what those reviews found
 };

@@ -66,6 +66,10 @@ class LockstepProtocol {
   virtual void on_stepped(std::uint64_t tick, std::uint64_t hash) = 0;
   /// Leave now: say goodbye (a host ends the session for everyone) and end.
   virtual void leave(Instant now) = 0;
+  /// The session no longer needs the ticks (nor its own hashes) through `tick`: they are
+  /// forgotten, as far as the protocol does not need them itself (a host keeps what its joiners
+  /// still lack, within a bound).
+  virtual void forget_through(std::uint64_t tick) { forget_own_through(tick); }
 
   /// Valid once the handshake is done (always on the host).
   [[nodiscard]] const SessionParameters& parameters() const { return parameters_; }
@@ -94,6 +98,11 @@ class LockstepProtocol {
   [[nodiscard]] const SlotTable& slots() const { return slots_; }
   /// The last tick this participant stepped.
   [[nodiscard]] std::uint64_t stepped_tick() const { return own_tick_; }
+  /// A player's first tick of its own inputs: D + 1, or for a player joining a session under way
+  /// the tick the host announced; 0 while not yet known (its input is neutral until then).
+  [[nodiscard]] std::uint64_t own_inputs_from() const { return own_inputs_from_; }
+  /// Whether the session recovers from a desync (host --on-desync resync) rather than stopping.
+  [[nodiscard]] bool resyncs() const { return resync_; }
 
   /// The input delay a player produces its inputs with once it has stepped `stepped`: the
   /// welcome's, until the host announces another from a tick on. A delay only bounds how far
@@ -148,10 +157,28 @@ class LockstepProtocol {
   [[nodiscard]] WireHash own_hash(std::uint64_t tick) const {
     return own_hashes_[static_cast<std::size_t>(tick - own_hashes_from_)];
   }
+  /// The first tick whose own hash is still kept.
+  [[nodiscard]] std::uint64_t own_hashes_from() const { return own_hashes_from_; }
+  /// Forgets the ticks and own hashes through `tick`.
+  void forget_own_through(std::uint64_t tick) {
+    ticks_.forget_through(tick);
+    while (own_hashes_from_ <= tick && !own_hashes_.empty()) {
+      own_hashes_.pop_front();
+      ++own_hashes_from_;
+    }
+  }
   /// A late joiner starts from the state at `tick`: its first stepped tick is the next.
   void start_from(std::uint64_t tick) {
     own_tick_ = tick;
     own_hashes_from_ = tick + 1;
+    own_hashes_.clear();
+  }
+  /// A resynced participant goes back to the state at `tick` (at or after its first tick): its
+  /// hashes after it are forgotten, to be stepped again.
+  void rewind_to(std::uint64_t tick) {
+    if (tick + 1 < own_hashes_from_) return start_from(tick);
+    own_tick_ = tick;
+    own_hashes_.resize(static_cast<std::size_t>(tick + 1 - own_hashes_from_));
   }
   [[nodiscard]] Instant tick_period() const {
     return Instant(1'000'000 / std::max<std::uint32_t>(1, parameters_.tick_rate_hz));
@@ -181,9 +208,11 @@ class LockstepProtocol {
   std::optional<Instant> start_at_;
   std::uint64_t desync_tick_ = 0;
   std::uint64_t own_tick_ = 0;
+  std::uint64_t own_inputs_from_ = 0;
+  bool resync_ = false;
 
  private:
-  std::vector<WireHash> own_hashes_;
+  std::deque<WireHash> own_hashes_;
   std::uint64_t own_hashes_from_ = 1;
   std::uint32_t delay_ = 0;
   std::uint32_t previous_delay_ = 0;

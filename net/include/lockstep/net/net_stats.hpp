@@ -32,13 +32,22 @@ struct NetStats {
   std::uint64_t state_bytes = 0;
   std::optional<double> state_ms;
   std::optional<double> caught_up_ms;
+  /// A player that joined under way (late, or reclaiming its slot): the ms from its hello to
+  /// stepping the first tick of its own inputs.
+  std::optional<double> playing_ms;
+  /// Resyncs (--on-desync resync): the desyncs this participant went on from, and for a diverged
+  /// one the state bytes it took and the ms from hearing of its divergence to holding the state.
+  std::uint64_t desyncs = 0;
+  std::uint64_t resync_bytes = 0;
+  std::optional<double> resync_ms;
   DropCounts dropped;
 };
 
 /// One JSON object, keys in a fixed order: ticks, stall_ticks, behind_ticks, datagrams_sent,
 /// datagrams_received, bytes_sent, bytes_received, rtt_ms (null before a measurement),
 /// input_delay, input_delay_changes ([{"tick": T, "delay": D}, …]), state_bytes, state_ms and
-/// caught_up_ms (a late joiner's; null when not one), dropped (reason → count, the reasons that
+/// caught_up_ms (a late joiner's; null when not one), playing_ms (a late player's), desyncs, resync_bytes and resync_ms (null
+/// when this participant was not resynced), dropped (reason → count, the reasons that
 /// occurred).
 std::string stats_json(const NetStats& stats);
 

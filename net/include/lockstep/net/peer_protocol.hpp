@@ -35,6 +35,8 @@ struct PeerProtocolConfig {
   std::uint64_t nonce = 0;                 ///< random: tells this joiner apart from others at its address
   /// The largest state a late joiner accepts from the host (at most k_max_state_transfer_bytes).
   std::uint64_t max_state_bytes = k_max_state_transfer_bytes;
+  /// A player reclaiming the slot it held (a reconnect), with the key its welcome gave.
+  std::optional<Reclaim> reclaim;
 };
 
 enum class PeerState : std::uint8_t { hello, challenged, welcomed, running, ended };
@@ -59,6 +61,11 @@ class PeerProtocol final : public LockstepProtocol {
   [[nodiscard]] std::uint64_t inputs_acked() const { return first_unacked_ - 1; }
   /// The host said goodbye.
   [[nodiscard]] bool host_left() const { return host_left_; }
+  /// A player's claim on its slot, to reconnect with later: once welcomed.
+  [[nodiscard]] std::optional<Reclaim> reclaim() const {
+    if (reconnect_key_ == 0) return std::nullopt;
+    return Reclaim{parameters_.session, parameters_.slot, reconnect_key_};
+  }
 
   /// A late joiner starts from the state at this tick (0: from tick 1; the end tick for one that
   /// arrives when every tick is stepped: it sees the last state), whose hash is state_hash().
@@ -77,20 +84,19 @@ class PeerProtocol final : public LockstepProtocol {
   /// Bytes of the state received so far, and its size.
   [[nodiscard]] std::uint64_t state_received() const { return state_received_; }
   [[nodiscard]] std::uint64_t state_size() const { return state_size_; }
+  /// Whether the state on its way (or taken) is a resync's, not a late start's.
+  [[nodiscard]] bool resyncing() const { return resyncing_; }
   /// The session built its simulation from the state and checked its hash: says so (an event).
-  /// Pieces that still arrive are acknowledged.
-  void state_taken() {
-    state_taken_ = true;
-    ProtocolEvent event = make_event(EventKind::state_received, parameters_.slot, start_tick_);
-    event.value = static_cast<std::uint32_t>(std::min<std::uint64_t>(state_size_, 0xFFFFFFFFu));
-    emit(std::move(event));
-  }
+  /// Pieces that still arrive are acknowledged. After a resync, the hashes after the state's tick
+  /// are forgotten, to be stepped again.
+  void state_taken();
 
  private:
   void handle_handshake(const Header& h, std::span<const std::byte> datagram, Instant now);
   void handle_welcome(const Header& h, const Welcome& welcome, Instant now);
   void handle_relay(std::span<const std::byte> datagram, Instant now);
   void handle_state(std::span<const std::byte> datagram);
+  void expect_state(const StateOffer& offer);
   [[nodiscard]] std::uint64_t held_bitmap() const;
   bool take_tick(std::uint64_t tick, std::span<const std::byte> others);
   void take_acks(const Relay& relay);
@@ -131,6 +137,8 @@ class PeerProtocol final : public LockstepProtocol {
   std::uint64_t state_received_ = 0;
   bool ack_state_ = false;  ///< a piece arrived since the last update: acknowledge
   bool state_taken_ = false;
+  bool resyncing_ = false;
+  std::uint64_t reconnect_key_ = 0;
   RttMeter rtt_;
   std::vector<std::byte> tick_scratch_;
 };

@@ -25,6 +25,10 @@ enum class EventKind : std::uint8_t {
   input_delay_changed,  ///< players produce inputs `value` ticks ahead from `tick` on (adaptive delay)
   state_sent,        ///< host: a late joiner holds the state of `tick` (`value` bytes)
   state_received,    ///< late joiner: it holds the host's state of `tick` (`value` bytes), checked
+  diverged,          ///< host, resyncing: `slot`'s hash differs at `tick`; it gets the host's state
+  diverged_again,    ///< host, resyncing: `slot` diverged again at `tick`, soon after a resync; dropped
+  resynced,          ///< host: `slot` holds the state of `tick`; peer: it went back to the host's state of `tick`
+  desync_recorded,   ///< session, resyncing: the session desynced at `tick` and goes on; `text`: the evidence
 };
 
 struct ProtocolEvent {
@@ -33,7 +37,7 @@ struct ProtocolEvent {
   std::uint64_t tick = 0;
   bool by_goodbye = false;  ///< gone / left_before_start: said goodbye rather than went silent
   std::uint32_t value = 0;  ///< input_delay_changed: the new delay; state_*: the state's bytes
-  std::string text;         ///< refused and network_failed only
+  std::string text;         ///< refused and network_failed: why; desync_recorded: the evidence folder
 };
 
 inline ProtocolEvent make_event(EventKind kind, std::uint8_t slot = 0xFF, std::uint64_t tick = 0, bool by_goodbye = false) {

@@ -27,6 +27,8 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,8 +77,11 @@ class Session {
     if (host.tick_rate_hz < 1 || host.tick_rate_hz > 1000) return fail("the tick rate is 1 to 1000 Hz");
     if (host.end_tick < 1 || host.end_tick >= k_max_wire_tick) return fail("the session needs 1 to 2^40 ticks");
     if (host.secret == 0) return fail("the host needs a secret from a real random source (HostConfig::secret)");
+    if (host.start_with > players) return fail("a session of ", players, " players cannot start with ", host.start_with);
     HostProtocolConfig p;
     p.players = players;
+    p.start_with = host.start_with;
+    p.resync = host.resync;
     p.relay = host.relay;
     p.end_tick = host.end_tick;
     p.input_delay = host.input_delay;
@@ -120,6 +125,7 @@ class Session {
     p.timeout_after = join.timeout_after;
     p.nonce = join.nonce;
     p.max_state_bytes = std::min(join.max_state_bytes, k_max_state_transfer_bytes);
+    p.reclaim = join.reclaim;
     Session session(std::make_unique<PeerProtocol>(std::move(p), now), join.record, join.evidence_dir);
     session.joined_at_ = now;
     return session;
@@ -145,7 +151,8 @@ class Session {
 
   /// The tick a local input is wanted for now (players, when the clock has a tick due), or nothing.
   [[nodiscard]] std::optional<std::uint64_t> input_wanted() const {
-    if (!runner_ || !is_player() || due_ == 0 || ended()) return std::nullopt;
+    // Not before the host said from which tick a player joining under way plays.
+    if (!runner_ || !is_player() || due_ == 0 || ended() || protocol_->own_inputs_from() == 0) return std::nullopt;
     const std::uint64_t limit =
         std::min(runner_->tick() + 1 + protocol_->input_delay_after(runner_->tick()), parameters().end_tick);
     if (produced_through_ >= limit) return std::nullopt;
@@ -168,7 +175,7 @@ class Session {
     if (!runner_ || !started_ || ended()) return 0;
     const std::uint64_t known = std::min(protocol_->ticks().known_through(), parameters().end_tick);
     const std::uint64_t in_hand = known > runner_->tick() ? known - runner_->tick() : 0;
-    return is_player() ? std::min(in_hand, due_) : in_hand;
+    return is_player() && !catching_up_ ? std::min(in_hand, due_) : in_hand;
   }
   /// The next tick can be stepped now (and no local input is wanted first).
   [[nodiscard]] bool step_ready() const { return ready_ticks() > 0 && !input_wanted(); }
@@ -188,6 +195,7 @@ class Session {
     if (perturb_ && next == perturb_tick_) {
       perturb_(runner_->simulation_for_update());
       runner_->rehash();
+      perturb_ = nullptr;  // once: a resynced participant steps this tick again
     }
     if (recorder_) {
       if (Status recorded = recorder_->record(*runner_, decoded_); !recorded) {
@@ -196,7 +204,13 @@ class Session {
     }
     runner_->save_into(ring_[next % k_evidence_ring]);
     protocol_->on_stepped(next, runner_->hash());
+    if (next % k_tick_window == 0) keep_state(next);
     if (due_ > 0) --due_;
+    note_catch_up();
+    // A player that joined under way plays once it steps the first tick of its own inputs.
+    if (!playing_at_ && is_player() && next == protocol_->own_inputs_from() && next > parameters().input_delay + 1) {
+      playing_at_ = now_;
+    }
     return true;
   }
 
@@ -250,13 +264,26 @@ class Session {
     return started_ || !protocol_->start_time() ? protocol_->next_wakeup()
                                                 : std::min(protocol_->next_wakeup(), *protocol_->start_time());
   }
-  bool poll_event(ProtocolEvent& event) { return protocol_->poll_event(event); }
+  bool poll_event(ProtocolEvent& event) {
+    if (events_.empty()) return protocol_->poll_event(event);
+    event = std::move(events_.front());
+    events_.pop_front();
+    return true;
+  }
   [[nodiscard]] bool ended() const { return result_.has_value(); }
   /// Set once ended(): the outcome, the last tick and hash, evidence.
   [[nodiscard]] const std::optional<SessionResult>& result() const { return result_; }
   /// The session's parameters (valid on a joiner once welcomed).
   [[nodiscard]] const SessionParameters& parameters() const { return protocol_->parameters(); }
   [[nodiscard]] bool welcomed() const { return runner_.has_value(); }
+  /// How often this participant went back to the host's state after a desync (resyncing).
+  [[nodiscard]] std::uint64_t resyncs() const { return resyncs_; }
+  /// A player's claim on its slot, once welcomed: a process started later with it (JoinConfig::
+  /// reclaim) takes the slot back, in this session only.
+  [[nodiscard]] std::optional<Reclaim> reclaim() const {
+    const auto* peer = dynamic_cast<const PeerProtocol*>(protocol_.get());
+    return peer != nullptr ? peer->reclaim() : std::nullopt;
+  }
   [[nodiscard]] NetStats stats() const {
     NetStats s = stats_;
     s.ticks = tick();
@@ -269,6 +296,10 @@ class Session {
     s.state_bytes = state_bytes_;
     if (state_at_) s.state_ms = static_cast<double>((*state_at_ - joined_at_).count()) / 1000.0;
     if (caught_up_at_) s.caught_up_ms = static_cast<double>((*caught_up_at_ - joined_at_).count()) / 1000.0;
+    if (playing_at_) s.playing_ms = static_cast<double>((*playing_at_ - joined_at_).count()) / 1000.0;
+    s.desyncs = desyncs_;
+    s.resync_bytes = resync_bytes_;
+    s.resync_ms = resync_ms_;
     s.dropped = protocol_->drops();
     return s;
   }
@@ -318,6 +349,7 @@ class Session {
 
   Status start_runner(Runner<S> runner) {
     runner_.emplace(std::move(runner));
+    if (kept_.empty()) kept_.push_back({runner_->tick(), {}});  // from the configuration
     decoded_.resize(runner_->simulation().players());
     clock_.emplace(parameters().tick_rate_hz, 8);
     if (record_.empty()) return {};
@@ -336,8 +368,16 @@ class Session {
       state_bytes_ = snapshot.size();
       host->provide_state(runner_->tick(), std::move(snapshot), runner_->hash(), now);
     }
+    if (protocol_->resyncs() && runner_ && protocol_->desync_tick() > recorded_desync_) record_desync(now);
+    auto* peer = dynamic_cast<PeerProtocol*>(protocol_.get());
+    if (runner_ && peer != nullptr && peer->resyncing() && peer->state_complete() && !ended()) {
+      if (Status resynced = resync_from_state(peer->take_state(), peer->start_tick(), peer->state_hash()); !resynced) {
+        (void)fail_session(resynced.error().message);
+        return;
+      }
+      peer->state_taken();
+    }
     if (!runner_ && protocol_->welcomed() && !protocol_->outcome()) {
-      auto* peer = static_cast<PeerProtocol*>(protocol_.get());
       config_ = decode_config(peer->sim_config()).value_or(typename S::Config{});
       seed_ = parameters().seed;
       Status started;
@@ -352,10 +392,13 @@ class Session {
         protocol_->leave(now);
         return finish({Outcome::refused, 0, 0, 0, {}, started.error().message});
       }
-      if (runner_) produced_through_ = parameters().input_delay;
     }
     if (runner_ && !caught_up_at_ && state_at_ && runner_->tick() >= protocol_->ticks().known_through()) caught_up_at_ = now;
-    if (runner_ && produced_through_ == 0) produced_through_ = parameters().input_delay;
+    // A player's own inputs start at D + 1, or at the tick the host announced for a late one.
+    if (const std::uint64_t from = protocol_->own_inputs_from(); runner_ && from != 0 && produced_through_ + 1 < from) {
+      produced_through_ = from - 1;
+    }
+    note_catch_up();
     if (protocol_->outcome() && !result_) finish_from_protocol();
   }
 
@@ -379,7 +422,7 @@ class Session {
     }
     // Waiting for an input of its own that it has yet to give (input delay 0) is no stall.
     const bool own_given = produced_through_ >= tick + 1;
-    if (due_ > 0 && own_given && tick < parameters().end_tick && !protocol_->ticks().known(tick + 1)) {
+    if (!catching_up_ && due_ > 0 && own_given && tick < parameters().end_tick && !protocol_->ticks().known(tick + 1)) {
       if (stalled_on_ != tick + 1) {
         ++stalls_;
         stalled_on_ = tick + 1;
@@ -393,6 +436,19 @@ class Session {
   /// A late joiner's simulation: the host's state at `tick`, checked against the hash the host
   /// announced for it before anything is stepped from it.
   Status start_from_state(std::vector<std::byte> snapshot, std::uint64_t tick, std::uint64_t expected_hash) {
+    Result<Runner<S>> runner = runner_from_state(snapshot, tick, expected_hash);
+    if (!runner) return runner.error();
+    state_bytes_ = snapshot.size();
+    kept_.assign(1, {tick, std::move(snapshot)});
+    state_at_ = now_;
+    clock_ticks_ = tick;
+    catching_up_ = is_player();
+    return start_runner(std::move(runner).value());
+  }
+
+  /// The host's state, checked: it decodes, is of the announced tick and has the announced hash.
+  static Result<Runner<S>> runner_from_state(std::span<const std::byte> snapshot, std::uint64_t tick,
+                                             std::uint64_t expected_hash) {
     S sim;
     std::uint64_t at = 0;
     if (Status decoded = decode_snapshot<S>(snapshot, sim, at); !decoded) {
@@ -404,11 +460,62 @@ class Session {
       return fail("the host's state of tick ", tick, " has hash ", hash_hex(runner.hash()), ", not ",
                   hash_hex(expected_hash), " as announced");
     }
-    state_bytes_ = snapshot.size();
-    start_state_ = std::move(snapshot);
-    state_at_ = now_;
-    clock_ticks_ = tick;
-    return start_runner(std::move(runner));
+    return runner;
+  }
+
+  /// A diverged player goes back to the host's state and steps the ticks after it again. Its
+  /// recording so far is kept beside the file (FILE.before-resync-at-T.lsr: it shows the
+  /// divergence); the file itself starts again from the host's state, and verifies on its own.
+  Status resync_from_state(std::vector<std::byte> snapshot, std::uint64_t tick, std::uint64_t expected_hash) {
+    Result<Runner<S>> runner = runner_from_state(snapshot, tick, expected_hash);
+    if (!runner) return runner.error();
+    runner_.emplace(std::move(runner).value());
+    ++resyncs_;
+    resync_bytes_ += snapshot.size();
+    if (resync_heard_at_) resync_ms_ = static_cast<double>((now_ - *resync_heard_at_).count()) / 1000.0;
+    kept_.assign(1, {tick, std::move(snapshot)});
+    catching_up_ = is_player();
+    if (!recorder_) return {};
+    if (Status finished = recorder_->finish(); !finished) return finished;
+    recorder_.reset();
+    namespace fs = std::filesystem;
+    const fs::path file(record_);
+    const fs::path kept = file.parent_path() / (file.stem().string() + ".before-resync-at-" +
+                                                std::to_string(protocol_->desync_tick()) + file.extension().string());
+    std::error_code error;
+    fs::rename(file, kept, error);
+    if (error) return fail("cannot keep the recording as '", kept.string(), "': ", error.message());
+    Result<replay::Recorder<S>> recorder = replay::Recorder<S>::create(record_, config_, seed_, *runner_, {1, 3600});
+    if (!recorder) return recorder.error();
+    recorder_.emplace(std::move(recorder).value());
+    return {};
+  }
+
+  /// Every k_tick_window ticks: the state is kept, and everything before the one but last kept
+  /// state forgotten (evidence re-simulates from a kept state; nothing older is needed).
+  void keep_state(std::uint64_t tick) {
+    kept_.push_back({tick, runner_->save().bytes});
+    if (kept_.size() > 2) kept_.pop_front();
+    protocol_->forget_through(kept_.front().tick);
+  }
+
+  /// A player that starts from a state (late, or resynced) steps as fast as it can until it is
+  /// within its input delay of the ticks known, then by the clock again.
+  void note_catch_up() {
+    if (!catching_up_ || !runner_) return;
+    const std::uint64_t known = protocol_->ticks().known_through();
+    if (known <= runner_->tick() + protocol_->input_delay_after(runner_->tick()) + 1) catching_up_ = false;
+  }
+
+  /// Resyncing: the session desynced (again) at the protocol's desync tick and goes on. Each
+  /// participant leaves its evidence of that tick, and says so with an event.
+  void record_desync(Instant now) {
+    recorded_desync_ = protocol_->desync_tick();
+    ++desyncs_;
+    resync_heard_at_ = now;
+    ProtocolEvent event = make_event(EventKind::desync_recorded, parameters().slot, recorded_desync_);
+    event.text = write_evidence(recorded_desync_, "-at-" + std::to_string(recorded_desync_));
+    events_.push_back(std::move(event));
   }
 
   Result<bool> fail_session(std::string message) {
@@ -428,26 +535,32 @@ class Session {
       if (!finished && outcome == Outcome::finished) r = {Outcome::network_failed, tick(), hash(), 0, {}, finished.error().message};
       if (outcome == Outcome::network_failed && runner_) r.message += "; the recording is saved";
     }
-    if (outcome == Outcome::desync && runner_ && protocol_->desync_tick() < protocol_->ticks().first_tick()) {
-      // A late joiner whose start state is already past the desync has nothing to show of it.
+    if (outcome == Outcome::desync && runner_) {
       r.desync_tick = protocol_->desync_tick();
-      r.evidence = "none: the desync is at tick " + std::to_string(r.desync_tick) +
-                   ", before this participant's start from the host's state of tick " +
-                   std::to_string(protocol_->ticks().first_tick() - 1);
-    } else if (outcome == Outcome::desync && runner_) {
-      r.desync_tick = protocol_->desync_tick();
-      const std::uint64_t at = std::min(r.desync_tick, tick());
-      const std::uint64_t kept = tick() - at < k_evidence_ring ? at : tick();
-      const std::string who = parameters().slot == k_no_slot
-                                  ? (dynamic_cast<const HostProtocol*>(protocol_.get()) ? "host" : "spectator")
-                                  : (dynamic_cast<const HostProtocol*>(protocol_.get()) ? "host" : "slot" + std::to_string(parameters().slot));
-      Result<std::string> evidence = write_desync_evidence<S>(
-          evidence_dir_, "lockstep-desync-" + hash_hex(parameters().session) + "-" + who, config_, seed_,
-          protocol_->ticks(), std::min(r.desync_tick, protocol_->ticks().known_through()), ring_[kept % k_evidence_ring],
-          r.desync_tick, start_state_);
-      r.evidence = evidence ? evidence.value() : evidence.error().message;
+      r.evidence = write_evidence(r.desync_tick, "");
     }
     finish(std::move(r));
+  }
+
+  /// Writes this participant's evidence of a desync at `desync_tick` (its state then, or its
+  /// latest if that is gone from the ring); returns the folder, or why it could not be written.
+  std::string write_evidence(std::uint64_t desync_tick, const std::string& suffix) {
+    // The replay goes from the latest state kept before the desync.
+    const auto from = std::find_if(kept_.rbegin(), kept_.rend(), [&](const KeptState& k) { return k.tick < desync_tick; });
+    if (from == kept_.rend()) {
+      // A late joiner whose start state is already past the desync has nothing to show of it.
+      return "none: the desync is at tick " + std::to_string(desync_tick) +
+             ", before this participant's earliest kept state, of tick " + std::to_string(kept_.front().tick);
+    }
+    const std::uint64_t at = std::min(desync_tick, tick());
+    const std::uint64_t kept = tick() - at < k_evidence_ring ? at : tick();
+    const bool host = dynamic_cast<const HostProtocol*>(protocol_.get()) != nullptr;
+    const std::string who = host ? "host" : parameters().slot == k_no_slot ? "spectator" : "slot" + std::to_string(parameters().slot);
+    Result<std::string> evidence = write_desync_evidence<S>(
+        evidence_dir_, "lockstep-desync-" + hash_hex(parameters().session) + "-" + who + suffix, config_, seed_,
+        protocol_->ticks(), std::min(desync_tick, protocol_->ticks().known_through()), ring_[kept % k_evidence_ring],
+        desync_tick, from->snapshot);
+    return evidence ? evidence.value() : evidence.error().message;
   }
 
   void finish(SessionResult r) {
@@ -478,12 +591,28 @@ class Session {
   std::function<void(S&)> perturb_;
   std::optional<SessionResult> result_;
   std::vector<std::byte> frame_buffer_;
-  // A late joiner: the state it started from (for evidence), and when it held it and caught up.
-  std::vector<std::byte> start_state_;
+  /// The states evidence re-simulates from: the one this participant started from (empty: from the
+  /// configuration), then one every k_tick_window ticks, the last two kept.
+  struct KeptState {
+    std::uint64_t tick = 0;
+    std::vector<std::byte> snapshot;
+  };
+  std::deque<KeptState> kept_;
+  // A late joiner: when it held its state and caught up.
   std::uint64_t state_bytes_ = 0;
   Instant joined_at_{0};
   std::optional<Instant> state_at_;
   std::optional<Instant> caught_up_at_;
+  std::optional<Instant> playing_at_;
+  bool catching_up_ = false;  ///< a player stepping from a state to the session's tick, unpaced
+  // Resyncing: the last desync recorded, how many, and the diverged player's transfers.
+  std::uint64_t recorded_desync_ = 0;
+  std::uint64_t desyncs_ = 0;
+  std::uint64_t resync_bytes_ = 0;
+  std::uint64_t resyncs_ = 0;
+  std::optional<Instant> resync_heard_at_;
+  std::optional<double> resync_ms_;
+  std::deque<ProtocolEvent> events_;  ///< the session's own (desync_recorded), before the protocol's
 };
 
 }  // namespace lockstep::net

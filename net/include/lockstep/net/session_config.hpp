@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "lockstep/net/datagram_socket.hpp"
@@ -14,6 +15,14 @@ namespace lockstep::net {
 
 struct HostConfig {
   bool relay = false;                 ///< play no slot: relay (and step) only
+  /// Start once this many slots are filled (the host's own included; 0: all of them). The other
+  /// slots are neutral until players join the session under way: each gets the host's state,
+  /// catches up, and plays from a tick the host announces to everyone.
+  std::uint32_t start_with = 0;
+  /// On a desync, every participant writes its evidence and the diverged players get the host's
+  /// state and go on; a player that diverges again within k_resync_window_seconds is dropped.
+  /// Off: the first desync stops the session for everyone.
+  bool resync = false;
   std::uint64_t end_tick = 600;       ///< the session ends after this tick
   std::uint32_t input_delay = 2;      ///< D, in ticks (0–60); with adaptive_delay, the first one
   /// Adapt the delay to the players' measured round trips and jitter, during the countdown and
@@ -46,6 +55,9 @@ struct JoinConfig {
   std::string evidence_dir = ".";
   /// Tells this joiner apart from others at its address: random and not 0, like HostConfig::secret.
   std::uint64_t nonce = 0;
+  /// A player reclaiming the slot it held in this session (its process was killed, its network
+  /// dropped): the claim Session::reclaim() gave after its welcome.
+  std::optional<Reclaim> reclaim;
 };
 
 }  // namespace lockstep::net

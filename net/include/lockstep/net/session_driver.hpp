@@ -13,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "lockstep/net/fault_model.hpp"
+#include "lockstep/net/reconnect_key.hpp"
 #include "lockstep/net/session.hpp"
 #include "lockstep/net/udp_socket.hpp"
 
@@ -29,6 +30,8 @@ struct DriverOptions {
   /// How this participant calls itself in its lines: "host", "peer" or "spectator".
   std::string name = "peer";
   NetSimConfig netsim;  ///< only for the "joined … netsim …" line; the socket applies it
+  /// A player's reconnect key file, written once welcomed (empty: none).
+  std::string key_file;
 };
 
 /// How a driven session ended: the session's result, and the signal that stopped it (or 0).
@@ -84,6 +87,13 @@ DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_contex
       const std::string line = describe_event(event, options.name, session.parameters(),
                                                       static_cast<std::uint64_t>(countdown_ms), options.netsim);
       if (!line.empty()) options.log(line);
+      if (event.kind == EventKind::welcomed && !options.key_file.empty()) {
+        if (const std::optional<Reclaim> key = session.reclaim()) {
+          const Status written = write_reconnect_key(options.key_file, *key);
+          options.log(options.name + (written ? ": reconnect key written to " + options.key_file
+                                              : ": " + written.error().message + "; a restart cannot reclaim this slot"));
+        }
+      }
     }
     if (now - last_line >= std::chrono::seconds(1)) {
       const NetStats stats = session.stats();

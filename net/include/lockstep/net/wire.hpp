@@ -1,5 +1,5 @@
 #pragma once
-/// The lockstep datagram protocol, version 2 (net/PROTOCOL.md describes every byte): one function
+/// The lockstep datagram protocol, version 5 (net/PROTOCOL.md describes every byte): one function
 /// per message type that writes it and one that reads it, with explicit, bounded little-endian
 /// parsing. Nothing outside this header and wire.cpp knows an offset.
 ///
@@ -25,7 +25,7 @@
 namespace lockstep::net {
 
 inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
-inline constexpr std::uint8_t k_protocol_version = 4;
+inline constexpr std::uint8_t k_protocol_version = 5;
 inline constexpr std::size_t k_header_bytes = 11;
 /// A hello is padded to this size, so that nothing the host answers before the cookie returns
 /// (a challenge, a refusal) is larger than what asked for it.
@@ -67,7 +67,7 @@ enum class MessageType : std::uint8_t {
 
 enum class Role : std::uint8_t { player = 0, spectator = 1 };
 
-enum class RefuseReason : std::uint8_t { version = 1, full = 2, started = 3 };
+enum class RefuseReason : std::uint8_t { version = 1, full = 2, started = 3, key = 4 };
 
 struct Header {
   MessageType type = MessageType::hello;
@@ -83,10 +83,20 @@ constexpr bool sequence_newer(std::uint16_t a, std::uint16_t b) {
   return ahead != 0 && ahead < 0x8000;
 }
 
+/// A player's claim on the slot it held before (a reconnect): the session, the slot and the slot's
+/// reconnect key, as its welcome gave them.
+struct Reclaim {
+  std::uint64_t session = 0;
+  std::uint8_t slot = k_no_slot;
+  std::uint64_t key = 0;
+  friend bool operator==(const Reclaim&, const Reclaim&) = default;
+};
+
 struct Hello {
   Role role = Role::player;
   std::uint64_t nonce = 0;   ///< the joiner's random id: a repeated hello is recognised by it
   std::uint64_t cookie = 0;  ///< 0, or the host's challenge echoed back
+  std::optional<Reclaim> reclaim;  ///< players: reclaim this slot rather than take a free one
 };
 
 struct Challenge {
@@ -112,6 +122,12 @@ struct Welcome {
   std::uint64_t start_tick = 0;
   std::uint64_t state_bytes = 0;
   std::uint64_t state_hash = 0;
+  /// A player joining a session under way (late, or reclaiming its slot): its input is neutral
+  /// until the tick the slot table announces for its slot (SlotStatus::plays_from_tick).
+  bool late = false;
+  /// The session recovers from a desync: diverged participants get the host's state and go on.
+  bool resync = false;
+  std::uint64_t reconnect_key = 0;  ///< players: reclaims this slot later (Hello::reclaim)
 };
 
 /// Only `reason` and `host_version` before the cookie: the text would make it larger than a hello.
@@ -139,6 +155,14 @@ struct Timing {
 /// The low 32 bits of a state hash: what the wire carries. Evidence compares the full hashes.
 using WireHash = std::uint32_t;
 
+/// A state the host sends in pieces: of this tick, this many bytes (a snapshot), with this hash.
+struct StateOffer {
+  std::uint64_t tick = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t hash = 0;
+  friend bool operator==(const StateOffer&, const StateOffer&) = default;
+};
+
 struct Update {
   std::uint64_t relay_ack = 0;        ///< every relayed tick up to this one has arrived
   std::uint64_t slots_ack = 0;        ///< the version of the slot table it holds
@@ -151,14 +175,18 @@ struct Update {
   /// k_state_window_pieces pieces those whose bit is set (bit i: the piece at received + i pieces).
   std::optional<std::uint64_t> state_received;
   std::uint64_t state_held = 0;
+  std::uint64_t state_tick = 0;  ///< with state_received: the tick of the state it acknowledges
   std::optional<Timing> timing;
 };
 
 enum class SlotState : std::uint8_t { waiting = 0, active = 1, interrupted = 2, gone = 3 };
 
+/// A slot's state. Its input of a tick is neutral while it waits for a player, before an active
+/// slot's `plays_from_tick`, and from a gone slot's `neutral_from_tick` on.
 struct SlotStatus {
   SlotState state = SlotState::waiting;
   std::uint64_t neutral_from_tick = 0;  ///< gone: inputs from this tick on are neutral
+  std::uint64_t plays_from_tick = 0;    ///< active or interrupted: its own inputs from this tick (0: from D + 1)
   friend bool operator==(const SlotStatus&, const SlotStatus&) = default;
 };
 
@@ -178,9 +206,12 @@ struct Relay {
   /// `delay_from_tick` − 1 (the host's adaptive delay; the welcome's until it first changes).
   std::uint8_t input_delay = 0;
   std::uint64_t delay_from_tick = 1;
-  std::uint64_t desync_tick = 0;      ///< not 0: the session desynced at this tick; stop
+  std::uint64_t desync_tick = 0;      ///< not 0: the session desynced at this tick (the latest, resyncing)
   bool running = false;               ///< tick 1's clock has started (a lost start is made good)
   std::optional<Timing> timing;
+  /// A diverged participant of a resyncing session: the host's state of `state.tick` follows in
+  /// `state` messages; it goes on from there.
+  std::optional<StateOffer> resync;
 };
 
 struct Bye {

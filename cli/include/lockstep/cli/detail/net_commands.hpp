@@ -5,6 +5,7 @@
 // 3 the network failed, 128 + N stopped by signal N.
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "lockstep/cli/numbers.hpp"
 #include "lockstep/cli/stop_signal.hpp"
 #include "lockstep/net/host_port.hpp"
+#include "lockstep/net/reconnect_key.hpp"
 #include "lockstep/net/session_driver.hpp"
 
 namespace lockstep::cli::detail {
@@ -26,6 +28,8 @@ struct NetOptions {
   // host
   std::uint16_t port = 7777;
   std::uint32_t players = 2;
+  std::uint32_t start_with = 0;
+  std::string on_desync = "stop";
   bool relay = false;
   std::uint64_t ticks = 600;
   std::string input_delay = "auto";
@@ -43,6 +47,8 @@ struct NetOptions {
   std::uint64_t perturb_tick = 0;
   std::string evidence_dir = ".";
   std::uint32_t timeout_ms = 5000;
+  // join
+  std::string key_file;
 };
 
 inline std::uint64_t random_u64() {
@@ -133,6 +139,11 @@ void host_command(const NetOptions<S>& o, int* exit_code) {
   const typename S::Config config = config_from<S>(o.config, o.players);
   net::HostConfig host;
   host.relay = o.relay;
+  if (o.start_with > o.players) {
+    throw CommandError{"--start-with " + std::to_string(o.start_with) + " is more than the " + std::to_string(o.players) + " players"};
+  }
+  host.start_with = o.start_with;
+  host.resync = o.on_desync == "resync";
   host.end_tick = o.ticks;
   // auto: the first delay is 2 (ticks 1 and 2 neutral); the host then adapts it to the players.
   host.adaptive_delay = o.input_delay == "auto";
@@ -159,7 +170,8 @@ void host_command(const NetOptions<S>& o, int* exit_code) {
              std::to_string(p.end_tick) + " ticks at " + std::to_string(p.tick_rate_hz) + " Hz, input delay " +
              (host.adaptive_delay ? "auto (adapts to the round trips; " + std::to_string(p.input_delay) + " to start)"
                                   : std::to_string(p.input_delay)) +
-             ", netsim " + net::describe(driver.netsim));
+             (o.start_with != 0 && o.start_with < p.players ? ", starts with " + std::to_string(o.start_with) : std::string()) +
+             (host.resync ? ", resyncs on a desync" : "") + ", netsim " + net::describe(driver.netsim));
   *exit_code = report(net::drive(session.value(), *socket.value(), io, clock, driver), o);
 }
 
@@ -174,7 +186,14 @@ void join_command(const NetOptions<S>& o, net::Role role, int* exit_code) {
   join.record = o.record;
   join.evidence_dir = o.evidence_dir;
   join.nonce = random_u64() | 1;
-  const net::DriverOptions<S> driver = driver_options(o, role == net::Role::player ? "peer" : "spectator");
+  std::error_code missing;
+  if (!o.key_file.empty() && std::filesystem::exists(o.key_file, missing)) {
+    Result<net::Reclaim> key = net::read_reconnect_key(o.key_file);
+    if (!key) throw CommandError{key.error().message};
+    join.reclaim = key.value();
+  }
+  net::DriverOptions<S> driver = driver_options(o, role == net::Role::player ? "peer" : "spectator");
+  driver.key_file = o.key_file;
   boost::asio::io_context io;
   Result<std::unique_ptr<net::UdpSocket>> socket = net::UdpSocket::open_for(io, join.host, driver.netsim);
   if (!socket) throw CommandError{socket.error().message, 3};
@@ -183,7 +202,9 @@ void join_command(const NetOptions<S>& o, net::Role role, int* exit_code) {
   if (!session) throw CommandError{session.error().message};
   perturb_if_asked(session.value(), o);
   driver.log(driver.name + ": asking the host at " + o.host + " to join" +
-             (role == net::Role::player ? " as a player" : " as a spectator"));
+             (role == net::Role::player ? (join.reclaim ? " as player " + std::to_string(join.reclaim->slot) + " again, with its key"
+                                                        : std::string(" as a player"))
+                                        : " as a spectator"));
   *exit_code = report(net::drive(session.value(), *socket.value(), io, clock, driver), o);
 }
 
@@ -214,6 +235,14 @@ void add_host_command(CLI::App* host_cmd, int* exit_code) {
     host_cmd->add_option("--players", host->players, "Player slots, the host's included unless --relay (default 2)")
         ->check(whole_number(1, net::k_max_players));
   }
+  host_cmd->add_option("--start-with", host->start_with,
+                       "Start once M slots are filled (the host's included); players can fill the others while the "
+                       "session runs (default: all)")
+      ->check(whole_number(1, net::k_max_players));
+  host_cmd->add_option("--on-desync", host->on_desync,
+                       "On a desync: stop everyone, or resync the diverged players from the host's state and go on "
+                       "(default stop)")
+      ->check(CLI::IsMember({"stop", "resync"}));
   host_cmd->add_flag("--relay", host->relay, "Relay only: the host plays no slot");
   host_cmd->add_option("--ticks", host->ticks, "The session ends after this tick (default 600)")
       ->check(whole_number(1, std::uint64_t{1} << 32));
@@ -240,6 +269,11 @@ template <class S>
 void add_join_command(CLI::App* cmd, net::Role role, int* exit_code) {
   auto join = std::make_shared<NetOptions<S>>();
   cmd->add_option("host", join->host, "HOST:PORT of the session's host ([ADDRESS]:PORT for IPv6)")->required();
+  if (role == net::Role::player) {
+    cmd->add_option("--key", join->key_file,
+                    "Reconnect key: written after the welcome; if FILE exists, reclaim the slot it names (after a "
+                    "crash or a dropped network) and go on from the host's state");
+  }
   add_common(cmd, *join, role == net::Role::player);
   cmd->callback([join, role, exit_code] { join_command<S>(*join, role, exit_code); });
 }

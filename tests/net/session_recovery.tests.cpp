@@ -1,0 +1,344 @@
+// Sessions that survive real life, on virtual time: players joining a session under way, players
+// reclaiming their slot after a crash, and desyncs recovered from the host's state.
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "lockstep/engine/bot.hpp"
+#include "lockstep/engine/world.hpp"
+#include "lockstep/net/session.hpp"
+#include "lockstep/replay/player.hpp"
+#include "lockstep/replay/replay_file.hpp"
+#include "process.hpp"
+#include "virtual_sessions.hpp"
+#include "walker_sim.hpp"
+
+using namespace lockstep;
+using lockstep::testing::VirtualSessions;
+using lockstep::testing::WalkerInput;
+using lockstep::testing::WalkerSim;
+using net::Instant;
+using net::Outcome;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+namespace {
+
+/// Never neutral: every tick of a player's own shows in the tick log.
+WalkerInput busy_input(std::uint32_t slot, std::uint64_t tick) {
+  return WalkerInput{static_cast<std::int8_t>((tick + slot) % 2 == 0 ? 1 : -1)};
+}
+
+net::HostConfig host_config(std::uint64_t ticks) {
+  net::HostConfig h;
+  h.end_tick = ticks;
+  h.input_delay = 2;
+  h.timeout_after = milliseconds(3000);
+  h.secret = 0x5EC12E7;
+  return h;
+}
+
+net::JoinConfig join_config() {
+  net::JoinConfig j;
+  j.timeout_after = milliseconds(3000);
+  return j;
+}
+
+std::vector<net::ProtocolEvent> events_of(VirtualSessions<WalkerSim>::Participant& p) {
+  std::vector<net::ProtocolEvent> out;
+  for (net::ProtocolEvent e; p.session->poll_event(e);) out.push_back(e);
+  return out;
+}
+
+/// Slot `slot`'s input in the ticks the host assembled: neutral (0) from `neutral_from` until
+/// `from`, its own from then on.
+void check_plays_from(const net::TickLog& ticks, std::uint8_t slot, std::uint64_t neutral_from, std::uint64_t from) {
+  for (std::uint64_t t = std::max(ticks.first_tick(), neutral_from); t <= ticks.known_through(); ++t) {
+    const auto step = static_cast<std::int8_t>(std::to_integer<std::uint8_t>(ticks.inputs_of(t)[slot]));
+    INFO("tick " << t);
+    if (t < from) REQUIRE(step == 0);
+    else REQUIRE(step == busy_input(slot, t).step);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a third player joins a session of two under way at tick 600, through loss: it gets the state, "
+          "plays from the tick the host announced, and everyone ends on one hash",
+          "[net][session][late]") {
+  VirtualSessions<WalkerSim> group;
+  net::HostConfig host = host_config(1200);
+  host.start_with = 2;
+  net::NetSimConfig lossy;
+  lossy.loss = 0.1;
+  lossy.delay_ms = 15;
+  lossy.jitter_ms = 5;
+  lossy.seed = 1;
+  REQUIRE(group.host({3, 1000}, 5, host, lossy, busy_input).ok());
+  lossy.seed = 2;
+  group.join(net::Role::player, join_config(), lossy, busy_input);
+  std::optional<std::size_t> late;
+  REQUIRE(group.run(seconds(60), [&](Instant) {
+    if (!late && group[0].session->tick() >= 600) {
+      lossy.seed = 3;
+      late = group.join(net::Role::player, join_config(), lossy, busy_input);
+    }
+  }));
+  REQUIRE(late);
+  auto& third = group[*late];
+  INFO(net::stats_json(third.session->stats()));
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    INFO("participant " << i);
+    CHECK(group[i].session->result()->outcome == Outcome::finished);
+    CHECK(group[i].session->result()->tick == 1200);
+    CHECK(group[i].session->result()->hash == group[0].session->result()->hash);
+  }
+  CHECK(group.agree());
+  CHECK(third.session->parameters().slot == 2);
+  CHECK(third.first_tick > 600);
+  // Neutral for everyone until the announced tick, its own inputs from then on.
+  const net::SlotStatus slot = group[0].session->protocol().slots()[2];
+  CHECK(slot.state == net::SlotState::active);
+  CHECK(slot.plays_from_tick > third.first_tick);
+  CHECK(slot.plays_from_tick < third.first_tick + 120);
+  check_plays_from(group[0].session->protocol().ticks(), 2, 1, slot.plays_from_tick);
+  bool heard = false;
+  for (const net::ProtocolEvent& e : events_of(group[1])) {
+    heard = heard || (e.kind == net::EventKind::player_joined && e.slot == 2 && e.tick == slot.plays_from_tick);
+  }
+  CHECK(heard);
+  const net::NetStats stats = third.session->stats();
+  CHECK(stats.state_bytes > 0);
+  REQUIRE(stats.caught_up_ms);
+}
+
+TEST_CASE("a player whose process died reclaims its slot with its key, before or after it was declared "
+          "gone, and plays on to the same final hash",
+          "[net][session][reconnect]") {
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({3, 1000}, 5, host_config(1200), {}, busy_input).ok());
+  group.join(net::Role::player, join_config(), {}, busy_input);
+  group.join(net::Role::player, join_config(), {}, busy_input);
+  const milliseconds restart_after = GENERATE(milliseconds(500), milliseconds(4000));
+  INFO("restarted " << restart_after.count() << " ms after the kill");
+  std::optional<net::Reclaim> key;
+  Instant killed_at{0};
+  std::optional<std::size_t> again;
+  REQUIRE(group.run(seconds(90), [&](Instant now) {
+    if (!key && group[2].session->tick() >= 400) {
+      key = group[2].session->reclaim();
+      group.kill(2);
+      killed_at = now;
+    }
+    if (key && !again && now - killed_at >= restart_after) {
+      net::JoinConfig j = join_config();
+      j.reclaim = key;
+      again = group.join(net::Role::player, j, {}, busy_input);
+    }
+  }));
+  REQUIRE(key);
+  REQUIRE(again);
+  CHECK(key->slot == 2);
+  auto& back = group[*again];
+  for (std::size_t i : {std::size_t{0}, std::size_t{1}, *again}) {
+    INFO("participant " << i);
+    CHECK(group[i].session->result()->outcome == Outcome::finished);
+    CHECK(group[i].session->result()->hash == group[0].session->result()->hash);
+  }
+  CHECK(group.agree());
+  CHECK(back.session->parameters().slot == 2);
+  CHECK(back.first_tick > 400);
+  // The key is the same slot's, and it stays good for a later reconnect.
+  CHECK(back.session->reclaim() == key);
+  const net::SlotStatus slot = group[0].session->protocol().slots()[2];
+  CHECK(slot.state == net::SlotState::active);
+  check_plays_from(group[0].session->protocol().ticks(), 2, slot.plays_from_tick - 1, slot.plays_from_tick);
+}
+
+TEST_CASE("a reconnect key is good for its own session and slot only", "[net][session][reconnect][hostile]") {
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({2, 1000}, 5, host_config(600), {}, busy_input).ok());
+  group.join(net::Role::player, join_config(), {}, busy_input);
+  std::optional<net::Reclaim> key;
+  std::vector<std::size_t> claims;
+  const int which = GENERATE(0, 1, 2);
+  REQUIRE(group.run(seconds(30), [&](Instant) {
+    if (!key && group[1].session->tick() >= 100) {
+      key = group[1].session->reclaim();
+      REQUIRE(key);
+      net::Reclaim forged = *key;
+      if (which == 0) forged.key ^= 1;       // a guess
+      if (which == 1) forged.session ^= 1;   // another session's
+      if (which == 2) forged.slot = 0;       // the host's own slot
+      net::JoinConfig j = join_config();
+      j.reclaim = forged;
+      claims.push_back(group.join(net::Role::player, j, {}, busy_input));
+    }
+  }));
+  REQUIRE(claims.size() == 1);
+  const net::SessionResult& refused = *group[claims[0]].session->result();
+  CHECK(refused.outcome == Outcome::refused);
+  CHECK(refused.message == "refused by the host: the reconnect key is not for a slot of this session");
+  // The holder of the slot played on undisturbed.
+  CHECK(group[1].session->result()->outcome == Outcome::finished);
+  CHECK(group[1].session->result()->hash == group[0].session->result()->hash);
+}
+
+TEST_CASE("resyncing: a perturbed player gets the host's state and goes on, every participant leaves "
+          "evidence, and all end on one hash",
+          "[net][session][resync]") {
+  lockstep::testing::TempDir dir;
+  VirtualSessions<WalkerSim> group;
+  net::HostConfig host = host_config(900);
+  host.resync = true;
+  host.evidence_dir = dir.path();
+  host.record = dir.file("host.lsr");
+  REQUIRE(group.host({3, 1000}, 5, host, {}, busy_input).ok());
+  net::JoinConfig join = join_config();
+  join.evidence_dir = dir.path();
+  group.join(net::Role::player, join, {}, busy_input);
+  join.record = dir.file("perturbed.lsr");
+  group.join(net::Role::player, join, {}, busy_input);
+  join.record.clear();
+  group.join(net::Role::spectator, join);
+  const auto nudge = [](WalkerSim& sim) {
+    std::vector<WalkerInput> push = {WalkerInput{1}, WalkerInput{1}, WalkerInput{1}};
+    (void)sim.step(push);  // one extra step: a state no one else has
+  };
+  group[2].session->debug_perturb(300, nudge);
+  const bool again = GENERATE(false, true);
+  bool perturbed_again = false;
+  std::vector<std::vector<net::ProtocolEvent>> events(group.size());
+  REQUIRE(group.run(seconds(60), [&](Instant) {
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      for (net::ProtocolEvent e; group[i].session->poll_event(e);) events[i].push_back(e);
+    }
+    // Diverging again soon after a resync: dropped, not resynced forever.
+    if (again && !perturbed_again && group[2].session->stats().resync_bytes > 0) {
+      group[2].session->debug_perturb(group[2].session->tick() + 30, nudge);
+      perturbed_again = true;
+    }
+  }));
+  const auto has = [&](std::size_t i, net::EventKind kind) {
+    return std::any_of(events[i].begin(), events[i].end(), [&](const net::ProtocolEvent& e) { return e.kind == kind; });
+  };
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    INFO("participant " << i);
+    const net::SessionResult& r = *group[i].session->result();
+    if (again && i == 2) {
+      CHECK(r.outcome == Outcome::network_failed);
+      continue;
+    }
+    CHECK(r.outcome == Outcome::finished);
+    CHECK(r.tick == 900);
+    CHECK(r.hash == group[0].session->result()->hash);
+    // Everyone wrote its evidence of tick 300 and went on.
+    const auto recorded = std::find_if(events[i].begin(), events[i].end(),
+                                       [](const net::ProtocolEvent& e) { return e.kind == net::EventKind::desync_recorded; });
+    REQUIRE(recorded != events[i].end());
+    CHECK(recorded->tick == 300);
+    CHECK(std::filesystem::exists(recorded->text + "/replay.lsr"));
+    CHECK(std::filesystem::exists(recorded->text + "/state.snapshot"));
+  }
+  CHECK(has(0, net::EventKind::diverged));
+  CHECK(has(2, net::EventKind::resynced));
+  CHECK(has(0, net::EventKind::diverged_again) == again);
+  const net::NetStats stats = group[2].session->stats();
+  CHECK(stats.resync_bytes > 0);
+  REQUIRE(stats.resync_ms);
+  if (!again) {
+    CHECK(group.agree() == false);  // the perturbed player's hashes differ from 300 until its resync
+    // Its recording starts again from the host's state; what it recorded before is kept beside it.
+    CHECK(std::filesystem::exists(dir.file("perturbed.before-resync-at-300.lsr")));
+  }
+}
+
+TEST_CASE("resyncing a world of 300 bodies: its state crosses in many pieces through 10% loss",
+          "[net][session][resync]") {
+  VirtualSessions<World> group;
+  WorldConfig config = default_world_config(Scene::arena);
+  config.players = 3;
+  config.arena.bodies = 300;
+  net::NetSimConfig lossy;
+  lossy.loss = 0.1;
+  lossy.delay_ms = 10;
+  lossy.jitter_ms = 5;
+  auto bot = [] {
+    return [bot = std::optional<Bot>()](std::uint32_t slot, std::uint64_t) mutable {
+      if (!bot) bot.emplace(3, slot);
+      return bot->next();
+    };
+  };
+  net::HostConfig host = host_config(600);
+  host.resync = true;
+  lockstep::testing::TempDir dir;
+  host.evidence_dir = dir.path();
+  lossy.seed = 1;
+  REQUIRE(group.host(config, 3, host, lossy, bot()).ok());
+  net::JoinConfig join = join_config();
+  join.evidence_dir = dir.path();
+  for (const std::uint64_t seed : {std::uint64_t{2}, std::uint64_t{3}}) {
+    lossy.seed = seed;
+    group.join(net::Role::player, join, lossy, bot());
+  }
+  group[2].session->debug_perturb(200, [](World& world) {
+    const Vec2 v = world.velocity(BodyId{1});
+    world.set_velocity(BodyId{1}, {v.x + 1e-6, v.y});
+  });
+  REQUIRE(group.run(seconds(60)));
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    INFO("participant " << i << ": " << net::stats_json(group[i].session->stats()));
+    CHECK(group[i].session->result()->outcome == Outcome::finished);
+    CHECK(group[i].session->result()->hash == group[0].session->result()->hash);
+  }
+  const net::NetStats stats = group[2].session->stats();
+  CHECK(stats.desyncs == 1);
+  CHECK(stats.resync_bytes > 10 * net::k_state_piece_bytes);
+}
+
+TEST_CASE("a long session holds a bounded window of ticks, and a desync late in it still leaves evidence "
+          "that re-simulates from a kept state to the desync tick",
+          "[net][session][memory]") {
+  lockstep::testing::TempDir dir;
+  VirtualSessions<WalkerSim> group;
+  net::HostConfig host = host_config(9000);
+  host.evidence_dir = dir.path();
+  REQUIRE(group.host({3, 1000}, 5, host, {}, busy_input).ok());
+  net::JoinConfig join = join_config();
+  join.evidence_dir = dir.path();
+  group.join(net::Role::player, join, {}, busy_input);
+  group.join(net::Role::player, join, {}, busy_input);
+  group[2].session->debug_perturb(8500, [](WalkerSim& sim) {
+    std::vector<WalkerInput> push = {WalkerInput{1}, WalkerInput{1}, WalkerInput{1}};
+    (void)sim.step(push);
+  });
+  std::uint64_t most_held = 0;
+  REQUIRE(group.run(seconds(400), [&](Instant) {
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      const net::TickLog& ticks = group[i].session->protocol().ticks();
+      if (ticks.known_through() >= ticks.first_tick()) {
+        most_held = std::max(most_held, ticks.known_through() - ticks.first_tick() + 1);
+      }
+    }
+  }));
+  // Between one and two windows of ticks (and what is in flight), never the session's 8,500.
+  CHECK(most_held <= 2 * net::k_tick_window + 64);
+  CHECK(group[0].session->protocol().ticks().first_tick() > 4000);
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    INFO("participant " << i);
+    const net::SessionResult& r = *group[i].session->result();
+    CHECK(r.outcome == Outcome::desync);
+    CHECK(r.desync_tick == 8500);
+    // The evidence's replay starts from the state kept at tick 8,192 and verifies to the desync.
+    Result<replay::ReplayFile> file = replay::read_replay_file(r.evidence + "/replay.lsr");
+    REQUIRE(file.ok());
+    Result<replay::Player<WalkerSim>> player = replay::Player<WalkerSim>::open(std::move(file).value(), false);
+    REQUIRE(player.ok());
+    CHECK(player->runner().tick() == 4 * net::k_tick_window);
+    Result<replay::PlayOutcome> outcome = player->play_to(8500);
+    REQUIRE(outcome.ok());
+    CHECK_FALSE(outcome->desync.has_value());
+    CHECK(outcome->ticks_stepped == 8500 - 4 * net::k_tick_window);
+  }
+}
