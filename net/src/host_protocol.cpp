@@ -144,6 +144,7 @@ HostProtocol::Remote* HostProtocol::admit(const Endpoint& from, const Hello& hel
   // A player admitted once the session is under way plays from a tick the host announces later;
   // its slot stays as it is (waiting, or gone) until then.
   remote.late = *slot != k_no_slot && state_ != HostState::waiting;
+  remote.joined_late = remote.late;
   // A joiner of a session under way starts from the host's state, not from tick 1: when the host
   // can send it now (as many transfers as it serves is a refusal).
   remote.awaiting_state = (remote.late || *slot == k_no_slot) && state_ == HostState::running && own_tick_ > 0;
@@ -256,7 +257,7 @@ void HostProtocol::welcome(Remote& remote, Instant now) {
     w.state_bytes = join_state_->snapshot.size();
     w.state_hash = join_state_->hash;
   }
-  w.late = remote.late || (remote.slot != k_no_slot && slots_[remote.slot].plays_from_tick != 0);
+  w.late = remote.joined_late;
   w.resync = config_.resync;
   w.reconnect_key = remote.slot != k_no_slot ? slot_keys_[remote.slot] : 0;
   write_welcome(outbox_.next(remote.endpoint), header(MessageType::welcome, remote.connection, remote.token), w);
@@ -799,8 +800,9 @@ void HostProtocol::send_to_all(Instant now) {
 void HostProtocol::send_relay(Remote& r, Instant now) {
   Relay m;
   // A player knows its own inputs; only a lone player gets them back, so that a relay always has
-  // bytes to count its ticks by.
-  const bool omit = r.slot != k_no_slot && config_.players > 1;
+  // bytes to count its ticks by, and one that joined under way, whose slot's inputs before it plays
+  // may be a previous holder's.
+  const bool omit = r.slot != k_no_slot && config_.players > 1 && !r.joined_late;
   const std::size_t stride = (config_.players - (omit ? 1 : 0)) * config_.input_bytes;
   m.first_tick = r.relay_ack + 1;
   relay_scratch_.clear();

@@ -148,6 +148,7 @@ void PeerProtocol::handle_welcome(const Header& h, const Welcome& w, Instant now
   reconnect_key_ = w.reconnect_key;
   // A late player's input is neutral until the slot table says from which tick it plays.
   own_inputs_from_ = w.late ? 0 : w.input_delay + 1ull;
+  joined_late_ = w.late;
   own_first_ = w.late ? k_max_wire_tick : w.input_delay + 1ull;
   own_through_ = own_first_ - 1;
   first_unacked_ = own_first_;
@@ -162,7 +163,7 @@ void PeerProtocol::handle_welcome(const Header& h, const Welcome& w, Instant now
 void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now) {
   const Decoded<Relay> r = read_relay(datagram, parameters_.players, parameters_.input_bytes);
   if (!r) return drop(r.drop);
-  const bool omitted = parameters_.slot != k_no_slot && parameters_.players > 1;
+  const bool omitted = own_slot_omitted();
   if (r->own_slot_omitted != omitted) return drop(DropReason::malformed);
   if (!start_at_ && (r->running || !r->inputs.empty())) {  // the start was lost, but the session runs
     start_at_ = now;
@@ -255,7 +256,7 @@ bool PeerProtocol::take_tick(std::uint64_t tick, std::span<const std::byte> othe
   const std::uint32_t bytes = parameters_.input_bytes;
   tick_scratch_.clear();
   std::size_t at = 0;
-  const bool omitted = parameters_.slot != k_no_slot && parameters_.players > 1;
+  const bool omitted = own_slot_omitted();
   for (std::uint32_t p = 0; p < parameters_.players; ++p) {
     if (p != parameters_.slot || !omitted) {
       tick_scratch_.insert(tick_scratch_.end(), others.begin() + static_cast<long>(at), others.begin() + static_cast<long>(at + bytes));

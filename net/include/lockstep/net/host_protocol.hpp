@@ -142,6 +142,7 @@ class HostProtocol final : public LockstepProtocol {
     /// A player admitted once the session was under way: its input is neutral until it has the
     /// state and the host announced the tick it plays from.
     bool late = false;
+    bool joined_late = false;  ///< it was late once: its relays carry its own slot's inputs too
     std::optional<Transfer> transfer;
     std::uint64_t resynced_at = 0;   ///< the tick of its last divergence, once resynced
     /// After a resync, its hashes count only in updates from this sequence number on (older ones,

@@ -98,6 +98,12 @@ class PeerProtocol final : public LockstepProtocol {
   void handle_state(std::span<const std::byte> datagram);
   void expect_state(const StateOffer& offer);
   [[nodiscard]] std::uint64_t held_bitmap() const;
+  /// Relays leave this player's own slot out (it knows its inputs), except for one that joined
+  /// under way: its slot's inputs before it plays may be a previous holder's, which only the host
+  /// knows.
+  [[nodiscard]] bool own_slot_omitted() const {
+    return parameters_.slot != k_no_slot && parameters_.players > 1 && !joined_late_;
+  }
   bool take_tick(std::uint64_t tick, std::span<const std::byte> others);
   void take_acks(const Relay& relay);
   void take_slots(const Relay& relay);
@@ -139,6 +145,7 @@ class PeerProtocol final : public LockstepProtocol {
   bool state_taken_ = false;
   bool resyncing_ = false;
   std::uint64_t reconnect_key_ = 0;
+  bool joined_late_ = false;
   RttMeter rtt_;
   std::vector<std::byte> tick_scratch_;
 };
