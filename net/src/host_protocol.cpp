@@ -360,6 +360,8 @@ void HostProtocol::compare_hashes(Remote& remote) {
 void HostProtocol::diverged(Remote& remote, std::uint64_t tick) {
   // Everyone hears of it (and writes its evidence); the diverged player gets the host's state.
   desync_tick_ = std::max(desync_tick_, tick);
+  // Its hashes from the divergence on are not acknowledged: it does not finish before its resync.
+  remote.hash_through = tick - 1;
   remote.early.reset();
   const std::uint64_t window = k_resync_window_seconds * config_.tick_rate_hz;
   if (remote.resynced_at != 0 && tick < remote.resynced_at + window) {
@@ -697,14 +699,17 @@ void HostProtocol::send_state(Remote& r, Instant now) {
       k_piece_resend_after, Instant(static_cast<std::int64_t>(r.rtt.median_ms().value_or(100.0) * 1500.0)));
   // A joiner whose acknowledgements have not moved for two timeouts is not taking the state:
   // dropped (and told so), so a forged or broken acknowledger cannot hold a transfer for long.
-  // Meanwhile a piece is resent at longer and longer intervals (up to a quarter of the timeout),
-  // so it cannot draw a stream of pieces either.
+  // Meanwhile, once its acknowledgements stall, pieces are resent four times less often (at most a
+  // quarter of the timeout apart), so it cannot draw a dense stream of pieces either; an honest
+  // joiner through loss keeps acknowledging, and gets the full rate.
   if (now - t.progress_at > 2 * config_.timeout_after) {
     for (int i = 0; i < 2; ++i) write_bye(outbox_.next(r.endpoint), header(MessageType::bye, r.connection, r.token), {own_tick_});
     mark_gone(r, false);
     return;
   }
-  const Instant longest_resend = std::max(resend_after, Instant(config_.timeout_after) / 4);
+  const bool stalled = now - t.progress_at > 4 * resend_after;
+  const Instant resend_every =
+      stalled ? std::min(4 * resend_after, std::max(resend_after, Instant(config_.timeout_after) / 4)) : resend_after;
   const std::uint64_t base = t.received / k_state_piece_bytes;
   std::uint32_t sent = 0;
   for (std::uint32_t i = 0; i < k_state_window_pieces && sent < k_pieces_per_poll; ++i) {
@@ -713,11 +718,7 @@ void HostProtocol::send_state(Remote& r, Instant now) {
     if (offset >= snapshot.size()) break;
     if ((t.held >> i) & 1u) continue;
     const std::size_t slot = piece % k_state_window_pieces;
-    const bool resend = t.piece[slot] == piece + 1;
-    if (resend && now - t.sent_at[slot] < std::min(longest_resend, resend_after * (1 << std::min<std::uint32_t>(t.tries[slot], 5)))) {
-      continue;
-    }
-    t.tries[slot] = resend ? static_cast<std::uint8_t>(std::min(t.tries[slot] + 1, 255)) : 0;
+    if (t.piece[slot] == piece + 1 && now - t.sent_at[slot] < resend_every) continue;
     const std::span<const std::byte> bytes = std::span<const std::byte>(snapshot).subspan(
         static_cast<std::size_t>(offset), static_cast<std::size_t>(std::min<std::uint64_t>(k_state_piece_bytes, snapshot.size() - offset)));
     write_state(outbox_.next(r.endpoint), header(MessageType::state, r.connection, r.token),

@@ -357,9 +357,11 @@ void PeerProtocol::poll(Instant now) {
   }
   if (own_tick_ < parameters_.end_tick || (start_tick_ != 0 && !state_taken_)) return;
   if (finished_since_ == Instant{0}) finished_since_ = now;
-  // Stay until the host holds every hash (so it can check the last ticks too), briefly.
-  if (hash_acked_ >= parameters_.end_tick || parameters_.slot == k_no_slot || host_left_ ||
-      now - finished_since_ > config_.linger) {
+  // Stay until the host holds every hash (so it can check the last ticks too), briefly; in a
+  // resyncing session that desynced, for up to a timeout (the host acknowledges no hash of a
+  // diverged player before its resync, which may be this one's).
+  const Instant linger = resync_ && desync_tick_ != 0 ? Instant(config_.timeout_after) : Instant(config_.linger);
+  if (hash_acked_ >= parameters_.end_tick || parameters_.slot == k_no_slot || host_left_ || now - finished_since_ > linger) {
     say_goodbye();
     stop(Outcome::finished, EventKind::finished, {});
   }

@@ -71,6 +71,9 @@ struct Scenario {
 /// Timeouts every scenario uses (short, so that trouble resolves within seconds).
 inline constexpr std::uint32_t k_notify_ms = 1000;
 inline constexpr std::uint32_t k_timeout_ms = 3000;
+/// A host gives up waiting for its players after this long (a player's handshake may never
+/// succeed through heavy loss, leaving its slot free for no one).
+inline constexpr std::uint32_t k_wait_timeout_ms = 15'000;
 
 /// The scenario of `seed`.
 Scenario generate(std::uint64_t seed);

@@ -115,7 +115,6 @@ class HostProtocol final : public LockstepProtocol {
     std::uint64_t held = 0;
     std::array<std::uint64_t, k_state_window_pieces> piece{};  ///< the piece a window slot was last sent for, + 1
     std::array<Instant, k_state_window_pieces> sent_at{};
-    std::array<std::uint8_t, k_state_window_pieces> tries{};  ///< resends of a window slot's piece
   };
 
   struct Remote {
