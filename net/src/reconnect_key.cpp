@@ -32,13 +32,15 @@ bool hex_line(const std::string& line, const std::string& name, std::uint64_t& o
 Result<Reclaim> read_reconnect_key(const std::string& path) {
   Result<std::vector<std::byte>> bytes = replay::read_regular_file(path, 1024);
   if (!bytes) return bytes.error();
-  std::istringstream in(std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+  const std::string text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  std::istringstream in(text);
   std::string first, session, slot, key;
   std::getline(in, first);
   std::getline(in, session);
   std::getline(in, slot);
   std::getline(in, key);
-  const bool ends = in && in.peek() == std::char_traits<char>::eof();  // four lines, nothing after
+  // Four whole lines (a file cut short loses its last newline) and nothing after.
+  const bool ends = in && in.peek() == std::char_traits<char>::eof() && text.back() == '\n';
   Reclaim r;
   std::uint64_t slot_number = 0;
   const bool slot_ok = slot.size() >= 6 && slot.size() <= 8 && slot.compare(0, 5, "slot ") == 0 &&

@@ -333,6 +333,13 @@ TEST_CASE("a session started with two of three: a peer killed at tick 400 comes 
     CHECK(replay.exit_code == 0);
     CHECK(replay.last_line().substr(replay.last_line().rfind(' ')) == h.last_line().substr(h.last_line().rfind(' ')));
   }
+  // Those that cover the same ticks agree tick for tick, from the later one's start.
+  for (const std::string name : {"again.lsr", "third.lsr"}) {
+    const ProcessResult diff = run_process(k_lockstep, {"diff", dir.file("host.lsr"), dir.file(name)});
+    INFO(name << ": " << diff.out << diff.err);
+    CHECK(diff.exit_code == 0);
+    CHECK(diff.last_line() == "identical through tick 1200");
+  }
   // A key outlives nothing: once the session is over it reclaims nothing.
   const ProcessResult stale = run_process(k_lockstep, {"join", at, "--bot", "--key", key, "--timeout-ms", "1000"});
   CHECK(stale.exit_code == 3);

@@ -152,6 +152,8 @@ class Run {
   [[nodiscard]] bool all_ended() const;
   [[nodiscard]] Instant next_event(Instant now) const;
   void check(ScenarioReport& report) const;
+  /// An outcome the trouble does not call for, but which the network's faults explain (documented).
+  [[nodiscard]] bool excused(std::uint32_t i, const net::SessionResult& r) const;
   void note(const std::string& line) {
     if (trace_ != nullptr) trace_->push_back(line);
   }
@@ -357,6 +359,30 @@ Instant Run::next_event(Instant now) const {
   return std::max(next, now + std::chrono::microseconds(1));
 }
 
+bool Run::excused(std::uint32_t i, const net::SessionResult& r) const {
+  const Participant& p = p_[i];
+  // A joiner that arrives while the session runs (a spectator, a late player, a rejoin's successor)
+  // may find it over: no host, or told so. Documented, not a fault.
+  const bool successor = s_.trouble == Trouble::rejoin && i + 1 == p_.size();
+  const bool missed_it = (i > s_.peers() || s_.late_player(i) || successor) && !p.session->welcomed() &&
+                         ((r.outcome == Outcome::network_failed && p_[0].ended_at &&
+                           *p_[0].ended_at < p.join_at + milliseconds(k_timeout_ms)) ||
+                          (r.outcome == Outcome::refused && r.message == "refused by the host: the session is over") ||
+                          // … or arrives so near the end that the host, having stepped its last
+                          // tick, stops waiting for the state to cross before it is across.
+                          (r.outcome == Outcome::network_failed && r.message.rfind("the host ended the session", 0) == 0));
+  // Through heavy loss a joiner's every hello (or welcome) can be lost until its handshake times
+  // out; a host that then waits in vain for a player gives up after its wait timeout, and its
+  // joiners hear it end. Both are documented outcomes, not faults.
+  const bool unanswered = !p.session->welcomed() && r.outcome == Outcome::network_failed &&
+                          r.message.rfind("no answer from the host", 0) == 0;
+  const net::SessionResult& host_result = *p_[0].session->result();
+  const bool host_gave_up = host_result.outcome == Outcome::network_failed &&
+                            host_result.message.rfind("gave up waiting for players", 0) == 0 &&
+                            r.outcome == Outcome::network_failed;
+  return missed_it || unanswered || host_gave_up;
+}
+
 void Run::check(ScenarioReport& report) const {
   auto failed = [&](std::string why) {
     if (!report.ok) return;
@@ -394,27 +420,7 @@ void Run::check(ScenarioReport& report) const {
     const Participant& p = p_[i];
     if (p.killed || !p.joined) continue;
     const net::SessionResult& r = *p.session->result();
-    const std::set<Outcome> allowed = allowed_outcomes(s_, i);
-    // A spectator that arrives when a short session is over finds no host, or is told the session
-    // is over: documented, not a fault.
-    const bool successor = s_.trouble == Trouble::rejoin && i + 1 == p_.size();
-    const bool missed_it = (i > s_.peers() || s_.late_player(i) || successor) && !p.session->welcomed() &&
-                           ((r.outcome == Outcome::network_failed && p_[0].ended_at &&
-                             *p_[0].ended_at < p.join_at + milliseconds(k_timeout_ms)) ||
-                            (r.outcome == Outcome::refused && r.message == "refused by the host: the session is over") ||
-                            // … or arrives so near the end that the host, having stepped its last
-                            // tick, stops waiting for the state to cross before it is across.
-                            (r.outcome == Outcome::network_failed && r.message.rfind("the host ended the session", 0) == 0));
-    // Through heavy loss a joiner's every hello (or welcome) can be lost until its handshake times
-    // out; a host that then waits in vain for a player gives up after its wait timeout, and its
-    // joiners hear it end. Both are documented outcomes, not faults.
-    const bool unanswered = !p.session->welcomed() && r.outcome == Outcome::network_failed &&
-                            r.message.rfind("no answer from the host", 0) == 0;
-    const net::SessionResult& host_result = *p_[0].session->result();
-    const bool host_gave_up = host_result.outcome == Outcome::network_failed &&
-                              host_result.message.rfind("gave up waiting for players", 0) == 0 &&
-                              r.outcome == Outcome::network_failed;
-    if (allowed.count(r.outcome) == 0 && !missed_it && !unanswered && !host_gave_up) {
+    if (allowed_outcomes(s_, i).count(r.outcome) == 0 && !excused(i, r)) {
       failed("participant " + std::to_string(i) + " ended " + outcome_name(r.outcome) +
              (r.message.empty() ? "" : " (" + r.message + ")") + " at tick " + std::to_string(r.tick));
     }

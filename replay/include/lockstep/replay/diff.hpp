@@ -52,20 +52,24 @@ void report_fields(DiffResult& result, std::uint64_t tick, const S& a, const S& 
   result.fields = compare_fields(list_fields(tick, a), list_fields(tick, b));
 }
 
-/// Steps both replays from their common start, comparing the state hash after every tick, and
-/// reports the first tick where they differ with every differing field of the two states.
+/// Steps both replays from the first tick both hold (the later start: a participant that joined
+/// a session under way records from the state it received), comparing the state hash there and
+/// after every tick, and reports the first tick where they differ with every differing field of
+/// the two states.
 template <Simulation S>
 Result<DiffResult> diff_replays(Player<S>& a, Player<S>& b, const ProgressFn& progress = {}) {
-  if (a.start_tick() != b.start_tick()) {
-    return fail("the replays start at different ticks (", a.start_tick(), " and ", b.start_tick(), ")");
+  const std::uint64_t first = std::max(a.start_tick(), b.start_tick());
+  const std::uint64_t last = std::min(a.last_tick(), b.last_tick());
+  if (first > last) {
+    return fail("the replays share no tick (", a.start_tick(), " to ", a.last_tick(), " and ", b.start_tick(), " to ",
+                b.last_tick(), ")");
   }
   DiffResult result;
-  const std::uint64_t last = std::min(a.last_tick(), b.last_tick());
-  Result<PlayOutcome> at_start_a = a.seek(a.start_tick());
-  Result<PlayOutcome> at_start_b = b.seek(b.start_tick());
+  Result<PlayOutcome> at_start_a = a.seek(first, progress);
+  Result<PlayOutcome> at_start_b = b.seek(first, progress);
   if (!at_start_a) return at_start_a.error();
   if (!at_start_b) return at_start_b.error();
-  for (std::uint64_t t = a.start_tick();; ++t) {
+  for (std::uint64_t t = first;; ++t) {
     if (a.runner().hash() != b.runner().hash()) {
       result.identical = false;
       result.divergence_tick = t;
