@@ -161,6 +161,7 @@ HostProtocol::Remote* HostProtocol::admit(const Endpoint& from, const Hello& hel
       if (r.gone || r.slot != *slot) continue;
       for (int i = 0; i < 2; ++i) write_bye(outbox_.next(r.endpoint), header(MessageType::bye, r.connection, r.token), {own_tick_});
       mark_gone(r, false);
+      r.replaced = true;  // nothing refers to it any more: forgotten, its connection id free
     }
     reclaiming_ = false;
     forget_departed();
@@ -222,7 +223,8 @@ std::uint64_t HostProtocol::notice_ticks() const {
 
 void HostProtocol::activate(Remote& remote) {
   // Far enough ahead that the player has heard of it (and caught up) before its input is due.
-  const std::uint64_t from = ticks_.known_through() + widest_delay() + notice_ticks() + 1;
+  const std::uint64_t from =
+      std::max(ticks_.known_through() + widest_delay() + notice_ticks(), held_through_[remote.slot]) + 1;
   remote.late = false;
   // Until then the slot's input is neutral: after what a previous holder's inputs still cover
   // (a reclaimed slot), or after the known ticks (a slot that waited).
@@ -364,7 +366,8 @@ void HostProtocol::diverged(Remote& remote, std::uint64_t tick) {
   remote.hash_through = tick - 1;
   remote.early.reset();
   const std::uint64_t window = k_resync_window_seconds * config_.tick_rate_hz;
-  if (remote.resynced_at != 0 && tick < remote.resynced_at + window) {
+  std::uint64_t& last = slot_diverged_at_[remote.slot];  // per slot: a reclaim does not reset it
+  if (last != 0 && tick < last + window) {
     // Diverged again so soon: something is wrong with it for good. Dropped, and told so.
     for (int i = 0; i < 2; ++i) {
       write_bye(outbox_.next(remote.endpoint), header(MessageType::bye, remote.connection, remote.token), {own_tick_});
@@ -372,7 +375,7 @@ void HostProtocol::diverged(Remote& remote, std::uint64_t tick) {
     emit(make_event(EventKind::diverged_again, remote.slot, tick));
     return mark_gone(remote, false);
   }
-  remote.resynced_at = tick;
+  last = tick;
   remote.wants_resync = true;
   emit(make_event(EventKind::diverged, remote.slot, tick));
   start_transfers(now_);
@@ -400,6 +403,8 @@ void HostProtocol::forget_through(std::uint64_t tick) {
     }
     keep_after = std::min(keep_after, r.relay_ack);
   }
+  // Nor the ticks after the state being sent: its joiners are relayed them next.
+  if (join_state_) keep_after = std::min(keep_after, join_state_->tick);
   forget_own_through(keep_after);
 }
 
@@ -511,7 +516,7 @@ void HostProtocol::forget_departed() {
   // slots neutral.
   remotes_.erase(std::remove_if(remotes_.begin(), remotes_.end(),
                                 [&](const Remote& r) {
-                                  return r.gone && (r.slot == k_no_slot || r.late || state_ == HostState::waiting);
+                                  return r.gone && (r.slot == k_no_slot || r.late || r.replaced || state_ == HostState::waiting);
                                 }),
                  remotes_.end());
 }
@@ -643,7 +648,7 @@ void HostProtocol::start_transfers(Instant now) {
   std::size_t under_way = transfers();
   for (Remote& r : remotes_) {
     if ((!r.awaiting_state && !r.wants_resync) || r.gone || under_way >= k_max_state_transfers) continue;
-    if (join_state_ && r.wants_resync && join_state_->tick < r.resynced_at) {
+    if (join_state_ && r.wants_resync && join_state_->tick < slot_diverged_at_[r.slot]) {
       // A diverged player goes back to a state at or after its divergence: one older than that,
       // still being sent to others, is replaced once they have it.
       if (under_way > 0) continue;
@@ -656,6 +661,10 @@ void HostProtocol::start_transfers(Instant now) {
     r.transfer = Transfer{};
     r.transfer->tick = join_state_->tick;
     r.transfer->progress_at = now;
+    // However it acknowledges, a joiner holds a transfer no longer than four timeouts plus a
+    // second for every 16 KB: a trickle of acknowledgements cannot keep a turn forever.
+    r.transfer->deadline =
+        now + 4 * Instant(config_.timeout_after) + Instant(static_cast<std::int64_t>(join_state_->snapshot.size() / 16 * 1000));
     ++under_way;
     if (r.wants_resync) {
       // Relays announce it; the player keeps its ticks and steps on from the state.
@@ -702,7 +711,7 @@ void HostProtocol::send_state(Remote& r, Instant now) {
   // Meanwhile, once its acknowledgements stall, pieces are resent four times less often (at most a
   // quarter of the timeout apart), so it cannot draw a dense stream of pieces either; an honest
   // joiner through loss keeps acknowledging, and gets the full rate.
-  if (now - t.progress_at > 2 * config_.timeout_after) {
+  if (now - t.progress_at > 2 * config_.timeout_after || now > t.deadline) {
     for (int i = 0; i < 2; ++i) write_bye(outbox_.next(r.endpoint), header(MessageType::bye, r.connection, r.token), {own_tick_});
     mark_gone(r, false);
     return;
@@ -734,7 +743,8 @@ void HostProtocol::take_state_ack(Remote& r, const Update& u, std::uint16_t sequ
   if (u.state_tick != t.tick) return;  // of an earlier state
   const std::uint64_t size = join_state_->snapshot.size();
   const std::uint64_t received = std::min(*u.state_received, size);
-  if (received < t.received) return;  // an older acknowledgement
+  // An older acknowledgement, or one that is no whole number of pieces (no joiner sends that).
+  if (received < t.received || (received % k_state_piece_bytes != 0 && received != size)) return;
   const std::uint64_t held = received == t.received ? t.held | u.state_held : u.state_held;
   if (received > t.received || held != t.held) t.progress_at = now_;
   t.held = held;

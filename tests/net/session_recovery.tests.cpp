@@ -389,3 +389,33 @@ TEST_CASE("a reconnect key file is written whole and read back exactly; anything
   // A key cannot be written where no file can be.
   CHECK_FALSE(net::write_reconnect_key(dir.file("no/such/folder/player.key"), key).ok());
 }
+
+TEST_CASE("a slot reclaimed again and again does not run the host out of connection ids",
+          "[net][session][reconnect][hostile]") {
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({2, 1000}, 5, host_config(1'000'000), {}, busy_input).ok());
+  group.join(net::Role::player, join_config(), {}, busy_input);
+  std::size_t current = 1;
+  int reclaims = 0;
+  constexpr int k_reclaims = 300;  // more than there are connection ids
+  REQUIRE(group.run(seconds(3600), [&](Instant now) {
+    const auto& p = group[current];
+    const bool playing = p.session->tick() > 0 && (current == 1 || p.session->stats().playing_ms.has_value());
+    if (!playing) return;
+    if (reclaims == k_reclaims) {
+      if (!group[0].session->ended()) group[0].session->leave(now);
+      return;
+    }
+    // The holder, once it plays, dies and a new process with its key takes the slot back.
+    const std::optional<net::Reclaim> key = p.session->reclaim();
+    REQUIRE(key);
+    group.kill(current);
+    net::JoinConfig j = join_config();
+    j.reclaim = key;
+    current = group.join(net::Role::player, j, {}, busy_input);
+    ++reclaims;
+  }));
+  CHECK(reclaims == k_reclaims);
+  CHECK(group[current].session->stats().playing_ms.has_value());
+  CHECK(group.agree());
+}

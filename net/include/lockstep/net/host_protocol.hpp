@@ -111,6 +111,7 @@ class HostProtocol final : public LockstepProtocol {
     bool resync = false;      ///< a diverged player's, announced in relays (else in the welcome)
     bool announced = false;   ///< a resync's: a relay announced it (pieces follow only then)
     Instant progress_at{0};   ///< when its acknowledgements last moved (or it began)
+    Instant deadline{0};      ///< it is dropped if not done by then
     std::uint64_t received = 0;
     std::uint64_t held = 0;
     std::array<std::uint64_t, k_state_window_pieces> piece{};  ///< the piece a window slot was last sent for, + 1
@@ -142,8 +143,8 @@ class HostProtocol final : public LockstepProtocol {
     /// state and the host announced the tick it plays from.
     bool late = false;
     bool joined_late = false;  ///< it was late once: its relays carry its own slot's inputs too
+    bool replaced = false;     ///< gone because a reclaim took its slot
     std::optional<Transfer> transfer;
-    std::uint64_t resynced_at = 0;   ///< the tick of its last divergence, once resynced
     /// After a resync, its hashes count only in updates from this sequence number on (older ones,
     /// reordered, carry hashes of the state it left).
     std::optional<std::uint16_t> hashes_from;
@@ -201,6 +202,8 @@ class HostProtocol final : public LockstepProtocol {
   std::vector<std::uint64_t> held_through_;
   /// Per slot: the key that reclaims it (Hello::reclaim), drawn when a player first takes it.
   std::array<std::uint64_t, k_max_players> slot_keys_{};
+  /// Per slot: the tick of its player's last divergence (resyncing), 0 for none.
+  std::array<std::uint64_t, k_max_players> slot_diverged_at_{};
   std::vector<std::byte> tick_scratch_;
   std::vector<std::byte> relay_scratch_;
   Instant ending_since_{0};

@@ -176,7 +176,8 @@ class LockstepProtocol {
   /// A resynced participant goes back to the state at `tick` (at or after its first tick): its
   /// hashes after it are forgotten, to be stepped again.
   void rewind_to(std::uint64_t tick) {
-    if (tick + 1 < own_hashes_from_) return start_from(tick);
+    // A state at or past its last stepped tick (or before what it keeps): it starts afresh there.
+    if (tick + 1 < own_hashes_from_ || tick >= own_tick_) return start_from(tick);
     own_tick_ = tick;
     own_hashes_.resize(static_cast<std::size_t>(tick + 1 - own_hashes_from_));
   }

@@ -65,6 +65,8 @@ class Session {
   static constexpr std::uint32_t k_input_bytes = static_cast<std::uint32_t>(Input::k_bytes);
   /// The snapshots kept for desync evidence: the state at any of the last this-many ticks.
   static constexpr std::uint64_t k_evidence_ring = 64;
+  /// Evidence folders a participant writes at most in one session.
+  static constexpr std::uint32_t k_max_evidence = 8;
 
   /// Hosts a session of `config`/`seed`. Fails on a configuration the wire cannot carry or a
   /// recording that cannot be created.
@@ -545,6 +547,11 @@ class Session {
   /// Writes this participant's evidence of a desync at `desync_tick` (its state then, or its
   /// latest if that is gone from the ring); returns the folder, or why it could not be written.
   std::string write_evidence(std::uint64_t desync_tick, const std::string& suffix) {
+    // A session that keeps desyncing (resyncing) writes no more than a few folders.
+    if (evidence_written_ >= k_max_evidence) {
+      return "none: this participant has written " + std::to_string(k_max_evidence) + " evidence folders already";
+    }
+    ++evidence_written_;
     // The replay goes from the latest state kept before the desync.
     const auto from = std::find_if(kept_.rbegin(), kept_.rend(), [&](const KeptState& k) { return k.tick < desync_tick; });
     if (from == kept_.rend()) {
@@ -610,6 +617,7 @@ class Session {
   std::uint64_t desyncs_ = 0;
   std::uint64_t resync_bytes_ = 0;
   std::uint64_t resyncs_ = 0;
+  std::uint32_t evidence_written_ = 0;
   std::optional<Instant> resync_heard_at_;
   std::optional<double> resync_ms_;
   std::deque<ProtocolEvent> events_;  ///< the session's own (desync_recorded), before the protocol's
