@@ -22,6 +22,10 @@ void Hooks<World>::add_options(CLI::App& command, Options& options) {
                                 ->check(whole_number(1, k_max_substeps));
   cmd->add_option("--integrator", options.integrator, "explicit, semi-implicit (default), verlet or rk4")
       ->check(CLI::IsMember({"explicit", "semi-implicit", "verlet", "rk4"}));
+  cmd->add_option("--threads", options.threads,
+                  "Threads each step is spread over (default 1; 0: the machine's cores); the results are the same "
+                  "on any number")
+      ->check(whole_number(0, k_max_threads));
 }
 
 Result<WorldConfig> Hooks<World>::config(const Options& options, std::optional<std::uint32_t> players) {
@@ -36,6 +40,7 @@ Result<WorldConfig> Hooks<World>::config(const Options& options, std::optional<s
     if (!integrator) return fail("unknown integrator '", options.integrator, "' (explicit, semi-implicit, verlet or rk4)");
     config.integrator = *integrator;
   }
+  config.threads = options.threads;
   if (Status valid = validate(config); !valid) return valid.error();
   return config;
 }
@@ -52,6 +57,7 @@ std::string Hooks<World>::describe_run(const World& world, const WorldConfig& co
                 std::string(scene_name(config.scene)).c_str(), extent, world.body_count(), world.spring_count(),
                 world.link_count(), config.players, static_cast<unsigned long long>(seed), config.substeps,
                 std::string(integrator_name(config.integrator)).c_str());
+  if (world.threads() > 1) return std::string(line) + ", " + std::to_string(world.threads()) + " threads";
   return line;
 }
 

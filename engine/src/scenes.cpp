@@ -215,18 +215,23 @@ Status validate(const WorldConfig& c) {
   if (!finite_in(c.spring.stiffness, 0.0, 1e6) || !finite_in(c.spring.amplitude_px, -1e6, 1e6)) {
     return fail("spring scene values out of range");
   }
+  if (c.threads > k_max_threads) return fail("threads must be 0 (the machine's cores) to ", k_max_threads, ", not ", c.threads);
   return {};
 }
 
 Result<World> World::create(const WorldConfig& config, std::uint64_t seed) {
   Status valid = validate(config);
   if (!valid) return valid.error();
-  switch (config.scene) {
-    case Scene::arena: return build_arena(config, seed);
-    case Scene::ball: return build_ball(config);
-    case Scene::spring: return build_spring(config);
-  }
-  return fail("unknown scene");
+  Result<World> world = [&]() -> Result<World> {
+    switch (config.scene) {
+      case Scene::arena: return build_arena(config, seed);
+      case Scene::ball: return build_ball(config);
+      case Scene::spring: return build_spring(config);
+    }
+    return fail("unknown scene");
+  }();
+  if (world) world.value().set_threads(config.threads);
+  return world;
 }
 
 /// Raised whenever results change in a way the fingerprint runs below may not reach. 2: the

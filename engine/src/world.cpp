@@ -1,6 +1,7 @@
 #include "lockstep/engine/world.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "lockstep/engine/assert.hpp"
@@ -234,15 +235,18 @@ void World::integrate(double h, double drag) {
     forced_start_[f] = {{pos_x_[i], pos_y_[i]}, {vel_x_[i], vel_y_[i]}};
   }
   const std::size_t n = pos_x_.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (inv_mass_[i] == 0.0) continue;
-    const AxisState x = step_axis<I>({pos_x_[i], vel_x_[i]}, constant_accel(0.0), h, drag);
-    const AxisState y = step_axis<I>({pos_y_[i], vel_y_[i]}, constant_accel(gravity), h, drag);
-    pos_x_[i] = x.x;
-    vel_x_[i] = x.v;
-    pos_y_[i] = y.x;
-    vel_y_[i] = y.v;
-  }
+  threads_.run([&](std::uint32_t t) {
+    const Slice bodies = slice(n, t, threads_.count());
+    for (std::size_t i = bodies.begin; i < bodies.end; ++i) {
+      if (inv_mass_[i] == 0.0) continue;
+      const AxisState x = step_axis<I>({pos_x_[i], vel_x_[i]}, constant_accel(0.0), h, drag);
+      const AxisState y = step_axis<I>({pos_y_[i], vel_y_[i]}, constant_accel(gravity), h, drag);
+      pos_x_[i] = x.x;
+      vel_x_[i] = x.v;
+      pos_y_[i] = y.x;
+      vel_y_[i] = y.v;
+    }
+  });
   for (std::size_t f = 0; f < forced_.size(); ++f) {
     const std::uint32_t i = forced_[f];
     if (inv_mass_[i] == 0.0) continue;
@@ -402,6 +406,11 @@ void World::rebuild_derived() {
   cell_items_.assign(n, 0);
   body_cell_.assign(n, 0);
   sorted_.assign(n, ContactBody{});
+  bands_ = static_cast<std::uint32_t>(shape.cells / (static_cast<std::size_t>(k_band_cols) * static_cast<std::size_t>(shape.rows)));
+  band_pairs_.resize(bands_);
+  band_row_end_.assign(static_cast<std::size_t>(bands_) * static_cast<std::size_t>(shape.rows), 0);
+  band_rows_done_.assign(bands_, 0);
+  scratch_.assign(threads_.count(), ThreadScratch{});
   derived_stale_ = false;
 }
 
@@ -438,115 +447,227 @@ inline void resolve_contact(World::ContactBody& a, World::ContactBody& b) {
 
 }  // namespace
 
-Status World::solve_contacts(double inv_h) {
+void World::set_threads(std::uint32_t threads) {
+  threads_ = Threads(threads);
+  mark_derived_stale();
+}
+
+Slice World::thread_cells(std::uint32_t t) const {
+  const Slice bands = slice(bands_, t, threads_.count());
+  const std::size_t band_cells = static_cast<std::size_t>(k_band_cols) * static_cast<std::size_t>(grid_rows_);
+  return {bands.begin * band_cells, bands.end * band_cells};
+}
+
+void World::sort_into_cells() {
+  // A counting sort of the ordinary bodies into cells, each cell listing ascending ids, with a
+  // copy of each body in cell order: neighbours in space become neighbours in memory, which is
+  // what keeps large worlds from paying a cache miss per candidate pair. Each thread owns a run
+  // of whole bands, so of cells, and walks every body for those in its cells.
   const std::size_t n = pos_x_.size();
-  const std::size_t cells = cell_start_.size() - 1;
-  const auto outside = static_cast<std::uint32_t>(cells);
+  const std::uint32_t threads = threads_.count();
+  const auto outside = static_cast<std::uint32_t>(cell_start_.size() - 1);
   const double cols_max = static_cast<double>(grid_cols_ - 1);
   const double rows_max = static_cast<double>(grid_rows_ - 1);
-
-  // Counting sort of ordinary bodies into cells, filled in body order so each cell lists
-  // ascending ids.
-  std::fill(cell_start_.begin(), cell_start_.end(), 0u);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (radius_[i] <= 0.0 || radius_[i] > ordinary_max_radius_) {
-      body_cell_[i] = outside;
-      continue;
+  threads_.run([&](std::uint32_t t) {
+    const Slice bodies = slice(n, t, threads);
+    for (std::size_t i = bodies.begin; i < bodies.end; ++i) {
+      if (radius_[i] <= 0.0 || radius_[i] > ordinary_max_radius_) {
+        body_cell_[i] = outside;
+        continue;
+      }
+      const std::int32_t cx = cell_coordinate((pos_x_[i] - params_.min_px.x) * inv_cell_size_, cols_max);
+      const std::int32_t cy = cell_coordinate((pos_y_[i] - params_.min_px.y) * inv_cell_size_, rows_max);
+      body_cell_[i] = cell_index(cx, cy);
     }
-    const std::int32_t cx = cell_coordinate((pos_x_[i] - params_.min_px.x) * inv_cell_size_, cols_max);
-    const std::int32_t cy = cell_coordinate((pos_y_[i] - params_.min_px.y) * inv_cell_size_, rows_max);
-    const std::uint32_t cell = cell_index(cx, cy);
-    body_cell_[i] = cell;
-    ++cell_start_[cell + 1];
+  });
+  // Each thread counts its cells' bodies into cell_start_; then, knowing where its cells start
+  // in sorted_, turns counts into starts, uses them as cursors (walking bodies in id order, so
+  // each cell lists ascending ids), which leaves each holding the next cell's start, and shifts
+  // them back.
+  threads_.run([&](std::uint32_t t) {
+    const Slice cells = thread_cells(t);
+    std::fill(cell_start_.begin() + static_cast<std::ptrdiff_t>(cells.begin),
+              cell_start_.begin() + static_cast<std::ptrdiff_t>(cells.end), 0u);
+    std::uint32_t total = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t cell = body_cell_[i];
+      if (cell < cells.begin || cell >= cells.end) continue;
+      ++cell_start_[cell];
+      ++total;
+    }
+    scratch_[t].sorted = total;
+  });
+  std::uint32_t sorted = 0;
+  for (ThreadScratch& scratch : scratch_) {
+    scratch.first_sorted = sorted;
+    sorted += scratch.sorted;
   }
-  for (std::size_t c = 1; c <= cells; ++c) cell_start_[c] += cell_start_[c - 1];
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t cell = body_cell_[i];
-    if (cell == outside) continue;
-    cell_items_[cell_start_[cell]++] = static_cast<std::uint32_t>(i);
-  }
-  for (std::size_t c = cells; c > 0; --c) cell_start_[c] = cell_start_[c - 1];
-  cell_start_[0] = 0;
-  const std::uint32_t sorted = cell_start_[cells];
+  cell_start_.back() = sorted;
+  threads_.run([&](std::uint32_t t) {
+    const Slice cells = thread_cells(t);
+    if (cells.begin == cells.end) return;
+    const std::uint32_t first = scratch_[t].first_sorted;
+    std::uint32_t start = first;
+    for (std::size_t c = cells.begin; c < cells.end; ++c) {
+      const std::uint32_t count = cell_start_[c];
+      cell_start_[c] = start;
+      start += count;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t cell = body_cell_[i];
+      if (cell < cells.begin || cell >= cells.end) continue;
+      const std::uint32_t k = cell_start_[cell]++;
+      cell_items_[k] = static_cast<std::uint32_t>(i);
+      sorted_[k] = {pos_x_[i], pos_y_[i], radius_[i], inv_mass_[i]};
+    }
+    for (std::size_t c = cells.end - 1; c > cells.begin; --c) cell_start_[c] = cell_start_[c - 1];
+    cell_start_[cells.begin] = first;
+  });
+}
 
-  // Work on copies in cell order: neighbours in space are neighbours in memory, which is what
-  // keeps large worlds from paying a cache miss per candidate pair. The sequence of pair
-  // resolutions, and so every bit of the result, is the same as working in place.
-  ContactBody* bodies = sorted_.data();
-  for (std::uint32_t k = 0; k < sorted; ++k) {
-    const std::uint32_t body = cell_items_[k];
-    bodies[k] = {pos_x_[body], pos_y_[body], radius_[body], inv_mass_[body]};
-  }
-
-  // Candidates: every pair in a cell, and with the four neighbours ahead (E, SW, S, SE), so
-  // each neighbouring pair is visited once, in cell index order (band by band, row by row).
-  // Overlap is tested on the positions as they stand now, without a branch: most candidates do
-  // not touch, and a mispredicted branch per candidate costs more than the test.
-  std::size_t touching = 0;
-  const std::size_t budget = k_max_contacts_per_body * n + 4096;
-  std::uint64_t candidates = 0;
-  const std::uint64_t budget_candidates = candidate_budget(n);
-  auto candidate = [&](std::uint32_t a, std::uint32_t b) {
-    contact_pairs_[touching] = {a, b};
-    const double dx = bodies[b].x - bodies[a].x;
-    const double dy = bodies[b].y - bodies[a].y;
-    const double reach = bodies[a].radius + bodies[b].radius;
-    touching += static_cast<std::size_t>(dx * dx + dy * dy < reach * reach);
-  };
-  for (std::int32_t band_start = 0; band_start < grid_cols_; band_start += k_band_cols) {
-    const std::int32_t band_end = std::min(band_start + k_band_cols, grid_cols_);
-    for (std::int32_t row = 0; row < grid_rows_; ++row) {
-      for (std::int32_t col = band_start; col < band_end; ++col) {
-        const std::uint32_t cell = cell_index(col, row);
-        const std::uint32_t begin = cell_start_[cell];
-        const std::uint32_t end = cell_start_[cell + 1];
-        if (begin == end) continue;
-        std::uint32_t others[4][2] = {};
-        std::size_t neighbours = 0;
-        for (std::size_t o = 0; o < 4; ++o) {
-          const std::int32_t c2 = col + k_cells_ahead[o][0];
-          const std::int32_t r2 = row + k_cells_ahead[o][1];
-          if (c2 < 0 || c2 >= grid_cols_ || r2 >= grid_rows_) continue;
-          const std::uint32_t other = cell_index(c2, r2);
-          others[o][0] = cell_start_[other];
-          others[o][1] = cell_start_[other + 1];
-          neighbours += others[o][1] - others[o][0];
-        }
-        candidates += candidate_pairs(end - begin, neighbours);
-        if (candidates > budget_candidates) {
-          return fail("more than ", budget_candidates, " candidate contact pairs (", end - begin,
-                      " bodies in one grid cell): the state is too crowded to step in linear time");
-        }
-        for (std::uint32_t a = begin; a < end; ++a) {
-          // Room for every candidate of this body (each may be touching), grown as needed but
-          // never past the budget: a degenerate state fails the step instead of eating memory.
-          const std::size_t most = (end - a - 1) + neighbours;
-          if (touching + most > contact_pairs_.size()) {
-            if (touching + most > budget) {
-              return fail("more than ", budget, " touching pairs: bodies are stacked on each other");
-            }
-            contact_pairs_.resize(std::min(budget, std::max(2 * contact_pairs_.size(), touching + most)));
-          }
-          for (std::uint32_t b = a + 1; b < end; ++b) candidate(a, b);
-          for (const auto& other : others) {
-            for (std::uint32_t b = other[0]; b < other[1]; ++b) candidate(a, b);
-          }
+bool World::find_band_contacts(std::uint32_t band, ThreadScratch& scratch) {
+  // Candidates: every pair in a cell, and with the four neighbours ahead (E, SW, S, SE), so each
+  // neighbouring pair is visited once, row by row, and within a row cell by cell. Overlap is
+  // tested on the positions as they stand before any contact moves them, without a branch: most
+  // candidates do not touch, and a mispredicted branch per candidate costs more than the test.
+  const ContactBody* bodies = sorted_.data();
+  std::vector<ContactPair>& pairs = band_pairs_[band];
+  std::uint32_t* row_end = band_row_end_.data() + static_cast<std::size_t>(band) * static_cast<std::size_t>(grid_rows_);
+  const std::uint64_t budget_candidates = candidate_budget(pos_x_.size());
+  const std::int32_t band_start = static_cast<std::int32_t>(band) * k_band_cols;
+  const std::int32_t band_end = std::min(band_start + k_band_cols, grid_cols_);
+  std::uint32_t touching = 0;
+  std::atomic_ref<std::uint32_t>(band_rows_done_[band]).store(0, std::memory_order_relaxed);
+  for (std::int32_t row = 0; row < grid_rows_; ++row) {
+    for (std::int32_t col = band_start; col < band_end; ++col) {
+      const std::uint32_t cell = cell_index(col, row);
+      const std::uint32_t begin = cell_start_[cell];
+      const std::uint32_t end = cell_start_[cell + 1];
+      if (begin == end) continue;
+      std::uint32_t others[4][2] = {};
+      std::uint32_t neighbours = 0;
+      for (std::size_t o = 0; o < 4; ++o) {
+        const std::int32_t c2 = col + k_cells_ahead[o][0];
+        const std::int32_t r2 = row + k_cells_ahead[o][1];
+        if (c2 < 0 || c2 >= grid_cols_ || r2 >= grid_rows_) continue;
+        const std::uint32_t other = cell_index(c2, r2);
+        others[o][0] = cell_start_[other];
+        others[o][1] = cell_start_[other + 1];
+        neighbours += others[o][1] - others[o][0];
+      }
+      // Counted before the pairs are visited, so a crowded state stops before the quadratic work;
+      // the memory for pairs stays within twice the candidates counted.
+      scratch.candidates += candidate_pairs(end - begin, neighbours);
+      if (scratch.candidates > budget_candidates) {
+        scratch.over_budget = true;
+        return false;
+      }
+      for (std::uint32_t a = begin; a < end; ++a) {
+        // Room for every candidate of this body (each may be touching).
+        const std::size_t most = static_cast<std::size_t>(end - a - 1) + neighbours;
+        if (touching + most > pairs.size()) pairs.resize(std::max(2 * pairs.size(), touching + most));
+        ContactPair* out = pairs.data();
+        auto candidate = [&](std::uint32_t b) {
+          out[touching] = {a, b};
+          const double dx = bodies[b].x - bodies[a].x;
+          const double dy = bodies[b].y - bodies[a].y;
+          const double reach = bodies[a].radius + bodies[b].radius;
+          touching += static_cast<std::uint32_t>(dx * dx + dy * dy < reach * reach);
+        };
+        for (std::uint32_t b = a + 1; b < end; ++b) candidate(b);
+        for (const auto& other : others) {
+          for (std::uint32_t b = other[0]; b < other[1]; ++b) candidate(b);
         }
       }
     }
+    row_end[row] = touching;
   }
-  // Gauss–Seidel over the touching pairs in the order found; each is re-tested on the positions
-  // as earlier pairs left them.
-  for (std::size_t p = 0; p < touching; ++p) {
-    resolve_contact(bodies[contact_pairs_[p].a], bodies[contact_pairs_[p].b]);
+  scratch.touching += touching;
+  return true;
+}
+
+void World::resolve_band_contacts(std::uint32_t band) {
+  // Gauss–Seidel over the band's touching pairs in the order found; each is re-tested on the
+  // positions as earlier pairs left them. Pairs found in one row touch bodies of that row and
+  // the next, and bands overlap only in the columns at their seam, so a band's row r may go
+  // once the band before has resolved its rows up to r + 1: every body then sees the same
+  // sequence of pairs as when the bands are resolved one after another.
+  ContactBody* bodies = sorted_.data();
+  const ContactPair* pairs = band_pairs_[band].data();
+  const std::uint32_t* row_end = band_row_end_.data() + static_cast<std::size_t>(band) * static_cast<std::size_t>(grid_rows_);
+  const auto rows = static_cast<std::uint32_t>(grid_rows_);
+  const bool wait = band > 0 && threads_.count() > 1;
+  const bool wait_for_me = band + 1 < bands_ && threads_.count() > 1;
+  std::atomic_ref<std::uint32_t> done(band_rows_done_[band]);
+  std::uint32_t before_done = 0;
+  std::uint32_t p = 0;
+  for (std::uint32_t row = 0; row < rows; ++row) {
+    const std::uint32_t needed = std::min(row + 2, rows);
+    if (wait && before_done < needed) {
+      before_done = await_at_least(std::atomic_ref<std::uint32_t>(band_rows_done_[band - 1]), needed);
+    }
+    for (; p < row_end[row]; ++p) resolve_contact(bodies[pairs[p].a], bodies[pairs[p].b]);
+    if (wait_for_me) {
+      done.store(row + 1, std::memory_order_release);
+      done.notify_all();
+    }
   }
-  for (std::uint32_t k = 0; k < sorted; ++k) {
-    const std::uint32_t body = cell_items_[k];
-    move(body, bodies[k].x - pos_x_[body], bodies[k].y - pos_y_[body], inv_h);
+}
+
+Status World::solve_contacts(double inv_h) {
+  const std::uint32_t threads = threads_.count();
+  sort_into_cells();
+
+  // Band k's candidates are found by thread k mod N, and so are its contacts resolved: the bands
+  // a thread waits for are then being resolved by the others at the same time.
+  threads_.run([&](std::uint32_t t) {
+    ThreadScratch& scratch = scratch_[t];
+    scratch.candidates = 0;
+    scratch.touching = 0;
+    scratch.over_budget = false;
+    for (std::uint32_t band = t; band < bands_; band += threads) {
+      if (!find_band_contacts(band, scratch)) return;
+    }
+  });
+  // Whole-pass budgets, decided on totals, so the same states fail whatever the thread count.
+  const std::size_t n = pos_x_.size();
+  std::uint64_t candidates = 0;
+  std::uint64_t touching = 0;
+  bool over_budget = false;
+  for (const ThreadScratch& scratch : scratch_) {
+    candidates += scratch.candidates;
+    touching += scratch.touching;
+    over_budget = over_budget || scratch.over_budget;
+  }
+  if (over_budget || candidates > candidate_budget(n)) {
+    std::uint32_t crowd = 0;
+    for (std::size_t c = 0; c + 1 < cell_start_.size(); ++c) crowd = std::max(crowd, cell_start_[c + 1] - cell_start_[c]);
+    return fail("more than ", candidate_budget(n), " candidate contact pairs (", crowd,
+                " bodies in one grid cell): the state is too crowded to step in linear time");
+  }
+  if (touching > k_max_contacts_per_body * n + 4096) {
+    return fail("more than ", k_max_contacts_per_body * n + 4096, " touching pairs: bodies are stacked on each other");
   }
 
+  threads_.run([&](std::uint32_t t) {
+    for (std::uint32_t band = t; band < bands_; band += threads) resolve_band_contacts(band);
+  });
+  threads_.run([&](std::uint32_t t) {
+    const Slice items = slice(cell_start_.back(), t, threads);
+    for (std::size_t k = items.begin; k < items.end; ++k) {
+      const std::uint32_t body = cell_items_[k];
+      move(body, sorted_[k].x - pos_x_[body], sorted_[k].y - pos_y_[body], inv_h);
+    }
+  });
+  resolve_oversized(inv_h);
+  return {};
+}
+
+void World::resolve_oversized(double inv_h) {
   // Oversized bodies, in id order: against every ordinary body in the cells their reach covers
   // (in cell order), then against each other.
+  const double cols_max = static_cast<double>(grid_cols_ - 1);
+  const double rows_max = static_cast<double>(grid_rows_ - 1);
   auto resolve_in_place = [this, inv_h](std::uint32_t i, std::uint32_t j) {
     ContactBody a{pos_x_[i], pos_y_[i], radius_[i], inv_mass_[i]};
     ContactBody b{pos_x_[j], pos_y_[j], radius_[j], inv_mass_[j]};
@@ -572,20 +693,21 @@ Status World::solve_contacts(double inv_h) {
   for (std::size_t a = 0; a < oversized_.size(); ++a) {
     for (std::size_t b = a + 1; b < oversized_.size(); ++b) resolve_in_place(oversized_[a], oversized_[b]);
   }
-  return {};
 }
 
 void World::solve_walls(double inv_h) {
-  const std::size_t n = pos_x_.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (inv_mass_[i] == 0.0) continue;
-    const double r = radius_[i];
-    // Written out rather than std::clamp, whose result is undefined if a body is wider than
-    // the world (check() rejects that, but the rule must not depend on the library).
-    const double x = std::max(params_.min_px.x + r, std::min(pos_x_[i], params_.max_px.x - r));
-    const double y = std::max(params_.min_px.y + r, std::min(pos_y_[i], params_.max_px.y - r));
-    if (x != pos_x_[i] || y != pos_y_[i]) move(static_cast<std::uint32_t>(i), x - pos_x_[i], y - pos_y_[i], inv_h);
-  }
+  threads_.run([&](std::uint32_t t) {
+    const Slice bodies = slice(pos_x_.size(), t, threads_.count());
+    for (std::size_t i = bodies.begin; i < bodies.end; ++i) {
+      if (inv_mass_[i] == 0.0) continue;
+      const double r = radius_[i];
+      // Written out rather than std::clamp, whose result is undefined if a body is wider than
+      // the world (check() rejects that, but the rule must not depend on the library).
+      const double x = std::max(params_.min_px.x + r, std::min(pos_x_[i], params_.max_px.x - r));
+      const double y = std::max(params_.min_px.y + r, std::min(pos_y_[i], params_.max_px.y - r));
+      if (x != pos_x_[i] || y != pos_y_[i]) move(static_cast<std::uint32_t>(i), x - pos_x_[i], y - pos_y_[i], inv_h);
+    }
+  });
 }
 
 Status World::check_limits() const {

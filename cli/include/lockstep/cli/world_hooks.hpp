@@ -24,10 +24,11 @@ struct Hooks<World> {
     std::uint32_t bodies = 0;
     std::uint32_t substeps = 0;
     std::string integrator;
+    std::uint32_t threads = 1;
     CLI::Option* bodies_option = nullptr;
     CLI::Option* substeps_option = nullptr;
   };
-  /// --scene, --bodies, --substeps and --integrator.
+  /// --scene, --bodies, --substeps, --integrator and --threads.
   static void add_options(CLI::App& command, Options& options);
   /// The scene's default configuration with what the options change; refuses one out of range.
   static Result<WorldConfig> config(const Options& options, std::optional<std::uint32_t> players);

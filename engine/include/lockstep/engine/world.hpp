@@ -12,7 +12,13 @@
 ///
 /// State is kept as flat arrays (structure of arrays), serialised field by field; the world
 /// satisfies the Simulation concept. Determinism: only + − × / and sqrt on doubles, fixed
-/// iteration orders (bodies by index, grid cells row-major, cell lists by body index).
+/// iteration orders (bodies by index, grid cells band by band, cell lists by body index).
+///
+/// A world may step on several threads (set_threads). Every value is then computed exactly as
+/// on one: per-body work is split into slices, and the contacts, whose Gauss–Seidel order
+/// matters, are resolved band by band, each band waiting, row by row, for the rows of the band
+/// before it that share bodies with its own. The hash of every tick is the same whatever the
+/// thread count, which is not part of the state.
 
 #include <cstdint>
 #include <span>
@@ -27,6 +33,7 @@
 #include "lockstep/engine/integrator.hpp"
 #include "lockstep/engine/result.hpp"
 #include "lockstep/engine/vec2.hpp"
+#include "lockstep/engine/worker_pool.hpp"
 #include "lockstep/engine/world_config.hpp"
 
 namespace lockstep {
@@ -142,6 +149,11 @@ class World {
   }
   [[nodiscard]] const WorldParams& params() const { return params_; }
 
+  /// Steps on `threads` threads from now on (0: the machine's cores; at most k_max_threads).
+  /// Not state: a copy keeps the count and starts its own threads when it first steps.
+  void set_threads(std::uint32_t threads);
+  [[nodiscard]] std::uint32_t threads() const { return threads_.count(); }
+
   /// Overwrites a body's velocity (tools and tests: e.g. a deliberate perturbation).
   void set_velocity(BodyId body, Vec2 velocity_px_s);
 
@@ -183,6 +195,13 @@ class World {
   void solve_links(double h, double inv_h);
   Status solve_contacts(double inv_h);
   void solve_walls(double inv_h);
+  struct ThreadScratch;
+  void sort_into_cells();
+  [[nodiscard]] bool find_band_contacts(std::uint32_t band, ThreadScratch& scratch);
+  void resolve_band_contacts(std::uint32_t band);
+  void resolve_oversized(double inv_h);
+  /// The cells of thread t's run of whole bands in the counting sort.
+  [[nodiscard]] Slice thread_cells(std::uint32_t t) const;
   void rebuild_derived();
   void mark_derived_stale() { derived_stale_ = true; }
   [[nodiscard]] Status check_limits() const;
@@ -247,7 +266,22 @@ class World {
   struct ContactPair {
     std::uint32_t a, b;                    ///< indices into sorted_
   };
-  std::vector<ContactPair> contact_pairs_;
+  std::uint32_t bands_ = 1;                ///< bands of k_band_cols columns
+  /// Touching pairs found in each band, in the order the solver resolves them, with the end of
+  /// each row's pairs and how many rows the solver has resolved so far (read across threads).
+  std::vector<std::vector<ContactPair>> band_pairs_;
+  std::vector<std::uint32_t> band_row_end_;  ///< bands_ × grid_rows_
+  std::vector<std::uint32_t> band_rows_done_;
+  /// What each thread found and counted in one contact pass; a cache line each.
+  struct alignas(64) ThreadScratch {
+    std::uint64_t candidates = 0;
+    std::uint64_t touching = 0;
+    bool over_budget = false;
+    std::uint32_t sorted = 0;        ///< bodies in this thread's cells
+    std::uint32_t first_sorted = 0;  ///< where they start in sorted_
+  };
+  std::vector<ThreadScratch> scratch_;
+  Threads threads_;
 };
 
 }  // namespace lockstep

@@ -96,6 +96,9 @@ struct WorldConfig {
   ArenaConfig arena;
   BallConfig ball;
   SpringConfig spring;
+  /// Threads the world steps on (0: the machine's cores). Not serialised: it changes how fast a
+  /// world steps, never a bit of what it computes, so a replay recorded on 8 threads plays on 1.
+  std::uint32_t threads = 1;
 
   template <class Archive>
   void serialize(Archive& ar) {

@@ -1,0 +1,104 @@
+#pragma once
+/// A small team of threads that runs one job at a time on every member: the world's step spreads
+/// its phases over it. Started once; running a job allocates nothing. Results never depend on
+/// how many threads there are: the jobs partition their work so that every value is computed
+/// the same way whoever computes it (see World).
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace lockstep {
+
+/// The most threads a world steps on.
+inline constexpr std::uint32_t k_max_threads = 64;
+
+/// The thread count `threads` asks for: 0 is the machine's cores; at most k_max_threads.
+std::uint32_t resolve_thread_count(std::uint32_t threads);
+
+/// Hints to the processor that this thread is spinning (a pause, or nothing).
+void cpu_relax();
+
+/// Waits until `value` is at least `needed`: spinning briefly (the waits between threads that
+/// each have work are short), then sleeping until a store is followed by `notify_all`. Returns
+/// the value seen.
+std::uint32_t await_at_least(std::atomic_ref<std::uint32_t> value, std::uint32_t needed);
+
+class WorkerPool {
+ public:
+  /// Starts `threads` − 1 workers; the thread that calls run() is the first member.
+  explicit WorkerPool(std::uint32_t threads);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  [[nodiscard]] std::uint32_t threads() const { return static_cast<std::uint32_t>(workers_.size()) + 1; }
+
+  /// Runs job(t) for every t in [0, threads()) — t = 0 on the calling thread — and returns when
+  /// every one has returned. The job must not throw. Not reentrant.
+  template <class Job>
+  void run(Job& job) {
+    run_erased([](void* j, std::uint32_t t) { (*static_cast<Job*>(j))(t); }, &job);
+  }
+
+ private:
+  using Erased = void (*)(void*, std::uint32_t);
+  void run_erased(Erased fn, void* job);
+  void work(std::uint32_t index);
+
+  std::vector<std::thread> workers_;
+  Erased fn_ = nullptr;
+  void* job_ = nullptr;
+  std::atomic<std::uint32_t> generation_{0};  ///< bumped once per job
+  std::atomic<std::uint32_t> pending_{0};     ///< workers still running the current job
+  std::atomic<bool> stop_{false};
+};
+
+/// A thread count and the pool that serves it, as a value: a copy carries the count but not the
+/// threads, and starts its own pool the first time it runs a job on more than one thread, so an
+/// object holding one stays copyable and two copies can run at once.
+class Threads {
+ public:
+  explicit Threads(std::uint32_t threads = 1) : count_(resolve_thread_count(threads)) {}
+  Threads(const Threads& other) : count_(other.count_) {}
+  Threads& operator=(const Threads& other) {
+    if (this != &other && count_ != other.count_) {
+      count_ = other.count_;
+      pool_.reset();
+    }
+    return *this;
+  }
+  Threads(Threads&&) noexcept = default;
+  Threads& operator=(Threads&&) noexcept = default;
+  ~Threads() = default;
+
+  [[nodiscard]] std::uint32_t count() const { return count_; }
+
+  /// Runs job(t) for t in [0, count()) and waits for all: on the calling thread alone when the
+  /// count is 1.
+  template <class Job>
+  void run(Job&& job) {
+    if (count_ == 1) {
+      job(0u);
+      return;
+    }
+    if (!pool_) pool_ = std::make_unique<WorkerPool>(count_);
+    pool_->run(job);
+  }
+
+ private:
+  std::uint32_t count_ = 1;
+  std::unique_ptr<WorkerPool> pool_;
+};
+
+/// The t-th of `parts` near-equal consecutive slices of [0, count).
+struct Slice {
+  std::size_t begin, end;
+};
+inline Slice slice(std::size_t count, std::uint32_t t, std::uint32_t parts) {
+  return {count * t / parts, count * (t + 1) / parts};
+}
+
+}  // namespace lockstep
