@@ -75,6 +75,37 @@ void BM_RawXxh3(benchmark::State& state) {
 }
 BENCHMARK(BM_RawXxh3)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
+/// Remembers the size of every write the canonical encoding makes.
+class WriteSizes final : public ByteSink {
+ public:
+  void write(const std::byte*, std::size_t size) override { sizes.push_back(size); }
+  std::vector<std::size_t> sizes;
+};
+
+// XXH3 streamed over the same bytes in the same pieces as the state hash writes them, without
+// the encoding: what separates the state hash from raw XXH3 is this streaming, or the encoding.
+void BM_StreamedXxh3(benchmark::State& state) {
+  Arena arena(static_cast<std::uint32_t>(state.range(0)));
+  const std::vector<std::byte> bytes = canonical_bytes(arena.runner->tick(), arena.runner->simulation());
+  WriteSizes pieces;
+  CanonicalOutputArchive archive(pieces);
+  archive(arena.runner->tick(), arena.runner->simulation());
+  XXH3_state_t* xxh = XXH3_createState();
+  for (auto _ : state) {
+    XXH3_64bits_reset(xxh);
+    std::size_t at = 0;
+    for (std::size_t size : pieces.sizes) {
+      XXH3_64bits_update(xxh, bytes.data() + at, size);
+      at += size;
+    }
+    benchmark::DoNotOptimize(XXH3_64bits_digest(xxh));
+  }
+  XXH3_freeState(xxh);
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes.size()));
+  state.counters["pieces"] = static_cast<double>(pieces.sizes.size());
+}
+BENCHMARK(BM_StreamedXxh3)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
 void BM_SnapshotSave(benchmark::State& state) {
   Arena arena(static_cast<std::uint32_t>(state.range(0)));
   std::vector<std::byte> out;
