@@ -1,5 +1,8 @@
-# cereal, which every lockstep target's headers use, found the same way when lockstep is built and
-# when an installed lockstep is found by a user's project (lockstepConfig.cmake includes this).
+# cereal, which every lockstep target's headers use, and the threads library the world steps on,
+# found the same way when lockstep is built and when an installed lockstep is found by a user's
+# project (lockstepConfig.cmake includes this).
+
+find_package(Threads REQUIRED)
 
 # cereal is header-only, but Debian's package file accepts 64-bit builds only: a 32-bit build
 # (i686) uses the same headers through a target of its own.

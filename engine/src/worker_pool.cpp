@@ -58,15 +58,24 @@ void cpu_relax() {
 
 WorkerPool::WorkerPool(std::uint32_t threads) {
   const std::uint32_t count = resolve_thread_count(threads);
+  errors_.resize(count);
   workers_.reserve(count - 1);
-  for (std::uint32_t t = 1; t < count; ++t) workers_.emplace_back([this, t] { work(t); });
+  try {
+    for (std::uint32_t t = 1; t < count; ++t) workers_.emplace_back([this, t] { work(t); });
+  } catch (...) {
+    stop_workers();  // the threads already started, before the error leaves the constructor
+    throw;
+  }
 }
 
-WorkerPool::~WorkerPool() {
+WorkerPool::~WorkerPool() { stop_workers(); }
+
+void WorkerPool::stop_workers() {
   stop_.store(true, std::memory_order_release);
   generation_.fetch_add(1, std::memory_order_acq_rel);
   generation_.notify_all();
   for (std::thread& worker : workers_) worker.join();
+  workers_.clear();
 }
 
 void WorkerPool::run_erased(Erased fn, void* job) {
@@ -75,11 +84,22 @@ void WorkerPool::run_erased(Erased fn, void* job) {
   pending_.store(static_cast<std::uint32_t>(workers_.size()), std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_acq_rel);
   generation_.notify_all();
-  fn(job, 0);
+  try {
+    fn(job, 0);
+  } catch (...) {
+    errors_[0] = std::current_exception();
+  }
+  // Every member finishes before anything leaves: the job lives in the caller's frame.
   for (std::uint32_t left = pending_.load(std::memory_order_acquire); left != 0;
        left = pending_.load(std::memory_order_acquire)) {
     await_change(pending_, left);
   }
+  std::exception_ptr first;
+  for (std::exception_ptr& error : errors_) {
+    if (error && !first) first = error;
+    error = nullptr;
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 void WorkerPool::work(std::uint32_t index) {
@@ -88,7 +108,11 @@ void WorkerPool::work(std::uint32_t index) {
     await_change(generation_, seen);
     seen = generation_.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_acquire)) return;
-    fn_(job_, index);
+    try {
+      fn_(job_, index);
+    } catch (...) {
+      errors_[index] = std::current_exception();
+    }
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_all();
   }
 }

@@ -154,7 +154,8 @@ Status World::step(std::span<const ButtonInput> inputs) {
   if (inputs.size() != player_body_.size()) {
     return fail(inputs.size(), " inputs for ", player_body_.size(), " players");
   }
-  if (derived_stale_) rebuild_derived();
+  // Per-thread scratch follows the count, which an assignment from another world leaves as it was.
+  if (derived_stale_ || scratch_.size() != threads_.count()) rebuild_derived();
 
   const std::uint32_t substeps = params_.substeps;
   const double h = 1.0 / (static_cast<double>(params_.tick_rate_hz) * static_cast<double>(substeps));
@@ -448,7 +449,7 @@ inline void resolve_contact(World::ContactBody& a, World::ContactBody& b) {
 }  // namespace
 
 void World::set_threads(std::uint32_t threads) {
-  threads_ = Threads(threads);
+  threads_.set_count(threads);
   mark_derived_stale();
 }
 

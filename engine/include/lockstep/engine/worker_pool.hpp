@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -37,7 +38,8 @@ class WorkerPool {
   [[nodiscard]] std::uint32_t threads() const { return static_cast<std::uint32_t>(workers_.size()) + 1; }
 
   /// Runs job(t) for every t in [0, threads()) — t = 0 on the calling thread — and returns when
-  /// every one has returned. The job must not throw. Not reentrant.
+  /// every one has returned; then rethrows the exception of the first member that threw, if
+  /// any. Not reentrant.
   template <class Job>
   void run(Job& job) {
     run_erased([](void* j, std::uint32_t t) { (*static_cast<Job*>(j))(t); }, &job);
@@ -47,8 +49,10 @@ class WorkerPool {
   using Erased = void (*)(void*, std::uint32_t);
   void run_erased(Erased fn, void* job);
   void work(std::uint32_t index);
+  void stop_workers();
 
   std::vector<std::thread> workers_;
+  std::vector<std::exception_ptr> errors_;  ///< per member, for the job under way
   Erased fn_ = nullptr;
   void* job_ = nullptr;
   std::atomic<std::uint32_t> generation_{0};  ///< bumped once per job
@@ -56,23 +60,28 @@ class WorkerPool {
   std::atomic<bool> stop_{false};
 };
 
-/// A thread count and the pool that serves it, as a value: a copy carries the count but not the
-/// threads, and starts its own pool the first time it runs a job on more than one thread, so an
-/// object holding one stays copyable and two copies can run at once.
+/// A thread count and the pool that serves it, held by an object that steps on threads (the
+/// world) without being part of its value. A new object made from another (copied or moved)
+/// takes its count and starts its own pool the first time it runs a job on more than one
+/// thread; assigning one object to another keeps the target's count and pool. So the holder
+/// stays copyable, two copies can run at once, and a state swapped or assigned in (a restore)
+/// keeps stepping on the threads its object was given.
 class Threads {
  public:
   explicit Threads(std::uint32_t threads = 1) : count_(resolve_thread_count(threads)) {}
   Threads(const Threads& other) : count_(other.count_) {}
-  Threads& operator=(const Threads& other) {
-    if (this != &other && count_ != other.count_) {
-      count_ = other.count_;
-      pool_.reset();
-    }
-    return *this;
-  }
-  Threads(Threads&&) noexcept = default;
-  Threads& operator=(Threads&&) noexcept = default;
+  Threads(Threads&& other) noexcept : count_(other.count_) {}
+  Threads& operator=(const Threads&) { return *this; }
+  Threads& operator=(Threads&&) noexcept { return *this; }
   ~Threads() = default;
+
+  /// Changes the count (the pool is started again on first use).
+  void set_count(std::uint32_t threads) {
+    const std::uint32_t count = resolve_thread_count(threads);
+    if (count == count_) return;
+    count_ = count;
+    pool_.reset();
+  }
 
   [[nodiscard]] std::uint32_t count() const { return count_; }
 

@@ -150,7 +150,9 @@ class World {
   [[nodiscard]] const WorldParams& params() const { return params_; }
 
   /// Steps on `threads` threads from now on (0: the machine's cores; at most k_max_threads).
-  /// Not state: a copy keeps the count and starts its own threads when it first steps.
+  /// Not state, nor part of the world's value: a world copied or moved from another takes its
+  /// count (and starts its own threads when it first steps), while a state assigned into a
+  /// world (a restore) leaves the world's count as it was.
   void set_threads(std::uint32_t threads);
   [[nodiscard]] std::uint32_t threads() const { return threads_.count(); }
 
