@@ -17,6 +17,8 @@
 #include "walker_sim.hpp"
 
 using namespace lockstep;
+using lockstep::testing::host_config;
+using lockstep::testing::join_config;
 using lockstep::testing::VirtualSessions;
 using lockstep::testing::WalkerInput;
 using lockstep::testing::WalkerSim;
@@ -30,21 +32,6 @@ namespace {
 /// Never neutral: every tick of a player's own shows in the tick log.
 WalkerInput busy_input(std::uint32_t slot, std::uint64_t tick) {
   return WalkerInput{static_cast<std::int8_t>((tick + slot) % 2 == 0 ? 1 : -1)};
-}
-
-net::HostConfig host_config(std::uint64_t ticks) {
-  net::HostConfig h;
-  h.end_tick = ticks;
-  h.input_delay = 2;
-  h.timeout_after = milliseconds(3000);
-  h.secret = 0x5EC12E7;
-  return h;
-}
-
-net::JoinConfig join_config() {
-  net::JoinConfig j;
-  j.timeout_after = milliseconds(3000);
-  return j;
 }
 
 std::vector<net::ProtocolEvent> events_of(VirtualSessions<WalkerSim>::Participant& p) {

@@ -20,6 +20,8 @@
 #include "walker_sim.hpp"
 
 using namespace lockstep;
+using lockstep::testing::host_config;
+using lockstep::testing::join_config;
 using lockstep::testing::VirtualSessions;
 using lockstep::testing::WalkerConfig;
 using lockstep::testing::WalkerInput;
@@ -34,21 +36,6 @@ namespace {
 WalkerInput walker_input(std::uint32_t slot, std::uint64_t tick) {
   Rng rng(tick * 31 + slot);
   return WalkerInput{static_cast<std::int8_t>(static_cast<int>(rng.below(3)) - 1)};
-}
-
-net::HostConfig host_config(std::uint64_t ticks, std::uint32_t delay = 2) {
-  net::HostConfig h;
-  h.end_tick = ticks;
-  h.input_delay = delay;
-  h.timeout_after = milliseconds(3000);
-  h.secret = 0x5EC12E7;
-  return h;
-}
-
-net::JoinConfig join_config() {
-  net::JoinConfig j;
-  j.timeout_after = milliseconds(3000);
-  return j;
 }
 
 /// The same simulation under another name, compatibility id, or configuration rule.

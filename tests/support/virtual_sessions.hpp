@@ -4,6 +4,7 @@
 // few milliseconds of virtual time and whenever its session asks to be woken.
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -135,5 +136,23 @@ class VirtualSessions {
   net::VirtualNetwork network_;
   std::vector<Participant> participants_;
 };
+
+/// A host of `ticks` ticks for the virtual-time tests: fixed input delay, 3 s timeouts, a fixed
+/// secret (so cookies and keys are the same from run to run).
+inline net::HostConfig host_config(std::uint64_t ticks, std::uint32_t delay = 2) {
+  net::HostConfig h;
+  h.end_tick = ticks;
+  h.input_delay = delay;
+  h.timeout_after = std::chrono::milliseconds(3000);
+  h.secret = 0x5EC12E7;
+  return h;
+}
+
+/// A joiner with the same 3 s timeout.
+inline net::JoinConfig join_config() {
+  net::JoinConfig j;
+  j.timeout_after = std::chrono::milliseconds(3000);
+  return j;
+}
 
 }  // namespace lockstep::testing

@@ -590,47 +590,44 @@ Scenario steady(std::uint64_t seed, double loss) {
   return s;
 }
 
-Scenario late_spectator(std::uint64_t seed, std::uint64_t ticks, std::uint32_t join_ms, double loss) {
+namespace {
+
+/// The shape of the figures' 1,000-body sessions: 60 Hz, input delay 4, 20 ± 5 ms each way.
+Scenario arena_session(std::uint64_t seed, std::uint32_t players, std::uint32_t spectators, std::uint64_t ticks,
+                       double loss) {
   Scenario s;
   s.seed = seed;
-  s.players = 2;
-  s.spectators = 1;
+  s.players = players;
+  s.spectators = spectators;
   s.input_delay = 4;
   s.tick_rate_hz = 60;
   s.ticks = ticks;
   s.bodies = 1000;
-  s.spectators_join_ms = join_ms;
   add_faults(s, loss, 20, 5);
+  return s;
+}
+
+}  // namespace
+
+Scenario late_spectator(std::uint64_t seed, std::uint64_t ticks, std::uint32_t join_ms, double loss) {
+  Scenario s = arena_session(seed, 2, 1, ticks, loss);
+  s.spectators_join_ms = join_ms;
   return s;
 }
 
 Scenario late_player(std::uint64_t seed, std::uint64_t ticks, std::uint32_t join_ms, double loss) {
-  Scenario s;
-  s.seed = seed;
-  s.players = 3;
+  Scenario s = arena_session(seed, 3, 0, ticks, loss);
   s.start_with = 2;
-  s.input_delay = 4;
-  s.tick_rate_hz = 60;
-  s.ticks = ticks;
-  s.bodies = 1000;
   s.late_players_join_ms = join_ms;
-  add_faults(s, loss, 20, 5);
   return s;
 }
 
 Scenario resync(std::uint64_t seed, std::uint64_t ticks, std::uint64_t tick, double loss) {
-  Scenario s;
-  s.seed = seed;
-  s.players = 3;
-  s.input_delay = 4;
-  s.tick_rate_hz = 60;
-  s.ticks = ticks;
-  s.bodies = 1000;
+  Scenario s = arena_session(seed, 3, 0, ticks, loss);
   s.resync = true;
   s.trouble = Trouble::desync;
   s.victim = 2;
   s.perturb_tick = tick;
-  add_faults(s, loss, 20, 5);
   return s;
 }
 
