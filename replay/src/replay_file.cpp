@@ -10,6 +10,7 @@
 namespace lockstep::replay {
 
 std::string_view chunk_type_name(std::uint32_t type) {
+  if (type > 0xFF) return "unknown";
   switch (static_cast<ChunkType>(type)) {
     case ChunkType::header: return "header";
     case ChunkType::start_snapshot: return "start snapshot";
@@ -100,6 +101,12 @@ class ChunkParser {
             (!file_.keyframes.empty() && first <= file_.keyframes.back().tick)) {
           return fail(where, ": keyframe tick ", first, " is out of order");
         }
+        // Only a hashed tick's keyframe can be trusted (FORMAT.md, Trust), and the rule bounds
+        // keyframes by the hashes before them: a file of empty keyframe chunks cannot make the
+        // reader hold several times its size.
+        if (!file_.hashes.empty() ? file_.hashes.back().tick != first : true) {
+          return fail(where, ": a keyframe of tick ", first, ", whose hash the file does not record");
+        }
         file_.keyframes.push_back({first, offset, {payload.begin(), payload.end()}});
         return {};
       case ChunkType::end: {
@@ -160,20 +167,15 @@ class ChunkParser {
     }
     const ReplayHeader& h = file_.header;
     for (std::uint32_t p = 0; p < h.players; ++p) {
-      const std::uint32_t runs = in.u32();
-      if (!in.ok() || runs < 1 || runs > ticks) {
-        return fail(where, ": impossible run count ", runs, " for player ", p);
-      }
-      // Each run costs at least 4 + input_bytes: bound the count by what the payload can hold.
-      if (runs > in.remaining() / (4 + h.input_bytes)) return fail(where, ": run count ", runs, " overruns the chunk");
+      const std::uint64_t runs = in.varint(ticks);
+      if (!in.ok() || runs < 1) return fail(where, ": impossible run count for player ", p);
+      // Each run costs at least 1 + input_bytes: bound the count by what the payload can hold.
+      if (runs > in.remaining() / (1 + h.input_bytes)) return fail(where, ": run count ", runs, " overruns the chunk");
       std::uint64_t tick = first;
-      for (std::uint32_t r = 0; r < runs; ++r) {
-        const std::uint32_t length = in.u32();
+      for (std::uint64_t r = 0; r < runs; ++r) {
+        const std::uint64_t length = in.varint(last - tick + 1);
         std::span<const std::byte> input = in.bytes(h.input_bytes);
-        if (!in.ok()) return fail(where, ": truncated input runs");
-        if (length < 1 || length > last - tick + 1) {
-          return fail(where, ": impossible run of ", length, " ticks for player ", p);
-        }
+        if (!in.ok() || length < 1) return fail(where, ": impossible or truncated run for player ", p);
         file_.inputs[p].add(tick, input);
         tick += length;
       }
@@ -257,35 +259,55 @@ Status check_preamble(std::span<const std::byte> head, std::uint64_t file_size) 
     return fail("replay format version ", version, " is newer than this build's version ",
                 k_format_version, "; a newer lockstep reads it");
   }
+  if (version == 1) {
+    return fail("replay format version 1 is older than this build's version ", k_format_version,
+                ", which no longer reads it; play it with lockstep 0.2, or record it again");
+  }
   if (version < 1) return fail("replay format version ", version, " is not a version lockstep ever wrote");
   return {};
 }
 
-/// A chunk's 28-byte header, its check verified.
+/// A chunk's header, its check verified.
 struct ChunkHead {
   std::uint32_t type = 0;
   std::uint32_t length = 0;
   std::uint64_t first = 0;
   std::uint64_t last = 0;
+  std::size_t bytes = 0;  ///< the header's own size
 };
 
-Result<ChunkHead> read_chunk_head(std::span<const std::byte> bytes, std::uint64_t index, std::uint64_t offset) {
+/// Reads a chunk header from the first bytes of `bytes` (up to k_max_chunk_header_bytes, or the
+/// rest of the file). No value: the file ends inside the header, a cut rather than corruption.
+Result<std::optional<ChunkHead>> read_chunk_head(std::span<const std::byte> bytes, std::uint64_t index,
+                                                 std::uint64_t offset) {
+  auto corrupt = [&] { return fail("chunk ", index, " at byte ", offset, " has a corrupt header (its check fails)"); };
   ByteReader head(bytes);
   ChunkHead h;
-  h.type = head.u32();
-  h.length = head.u32();
-  h.first = head.u64();
-  h.last = head.u64();
+  h.type = head.u8();
+  const std::uint64_t length = head.varint();
+  h.first = head.varint();
+  const std::uint64_t span = head.varint();
+  const std::size_t checked = head.offset();
   const std::uint32_t header_check = head.u32();
-  const auto expected_check =
-      static_cast<std::uint32_t>(xxh3_64(bytes.first(k_chunk_header_checked_bytes)) & 0xFFFFFFFFu);
-  if (header_check != expected_check) {
-    return fail("chunk ", index, " at byte ", offset, " has a corrupt header (its check fails)");
+  if (!head.ok()) {
+    // Ran out of bytes while the file did: cut short. Otherwise a varint was malformed.
+    if (bytes.size() < k_max_chunk_header_bytes && head.remaining() < k_chunk_header_check_bytes) {
+      return std::optional<ChunkHead>{};
+    }
+    return corrupt();
   }
+  if (header_check != static_cast<std::uint32_t>(xxh3_64(bytes.first(checked)) & 0xFFFFFFFFu)) return corrupt();
   if (h.type < 1 || h.type > static_cast<std::uint32_t>(ChunkType::end)) {
     return fail("chunk ", index, " at byte ", offset, " has unknown type ", h.type);
   }
-  return h;
+  if (h.first > k_max_ticks || span > k_max_ticks - h.first) {
+    return fail("chunk ", index, " at byte ", offset, " claims impossible ticks (beyond ", k_max_ticks, ")");
+  }
+  if (length > 0xFFFFFFFFu) return fail("chunk ", index, " at byte ", offset, " claims an impossible length of ", length, " bytes");
+  h.length = static_cast<std::uint32_t>(length);
+  h.last = h.first + span;
+  h.bytes = head.offset();
+  return std::optional<ChunkHead>{h};
 }
 
 void count_size(SizeBreakdown& sizes, ChunkType type, std::uint64_t total) {
@@ -312,14 +334,16 @@ Result<ReplayFile> parse_source(Source& source) {
   std::uint64_t offset = k_preamble_bytes;
   for (std::uint64_t index = 1; offset < size && !file.end; ++index) {
     const std::uint64_t remaining = size - offset;
-    if (remaining < k_chunk_header_bytes + k_chunk_checksum_bytes) {
+    Result<std::span<const std::byte>> head_bytes =
+        source.read(offset, static_cast<std::size_t>(std::min<std::uint64_t>(remaining, k_max_chunk_header_bytes)));
+    if (!head_bytes) return head_bytes.error();
+    Result<std::optional<ChunkHead>> chunk_head = read_chunk_head(head_bytes.value(), index, offset);
+    if (!chunk_head) return chunk_head.error();
+    if (!chunk_head.value()) {
       file.truncated = true;
       break;
     }
-    Result<std::span<const std::byte>> head_bytes = source.read(offset, k_chunk_header_bytes);
-    if (!head_bytes) return head_bytes.error();
-    Result<ChunkHead> chunk = read_chunk_head(head_bytes.value(), index, offset);
-    if (!chunk) return chunk.error();
+    const ChunkHead* chunk = &*chunk_head.value();
     const auto type = static_cast<ChunkType>(chunk->type);
     const std::string where = "chunk " + std::to_string(index) + " (" + std::string(chunk_type_name(chunk->type)) +
                               ") at byte " + std::to_string(offset);
@@ -327,17 +351,17 @@ Result<ReplayFile> parse_source(Source& source) {
       return fail(where, " claims an impossible length of ", chunk->length, " bytes (the bound is ",
                   payload_bound(type), ")");
     }
-    const std::size_t total = k_chunk_header_bytes + chunk->length + k_chunk_checksum_bytes;
+    const std::size_t total = chunk->bytes + chunk->length + k_chunk_checksum_bytes;
     if (remaining < total) {
       file.truncated = true;
       break;
     }
     Result<std::span<const std::byte>> whole = source.read(offset, total);
     if (!whole) return whole.error();
-    const std::span<const std::byte> body = whole->first(k_chunk_header_bytes + chunk->length);
+    const std::span<const std::byte> body = whole->first(chunk->bytes + chunk->length);
     ByteReader tail(whole->subspan(body.size()));
-    if (xxh3_64(body) != tail.u64()) return fail(where, " fails its checksum");
-    Status parsed = parser.parse(type, chunk->first, chunk->last, body.subspan(k_chunk_header_bytes), offset, where);
+    if (static_cast<std::uint32_t>(xxh3_64(body) & 0xFFFFFFFFu) != tail.u32()) return fail(where, " fails its checksum");
+    Status parsed = parser.parse(type, chunk->first, chunk->last, body.subspan(chunk->bytes), offset, where);
     if (!parsed) return parsed.error();
     count_size(file.sizes, type, total);
     offset += total;

@@ -55,6 +55,7 @@ Result<ReplayWriter> ReplayWriter::create(const std::string& path, const ReplayH
       header.input_bytes > k_max_input_bytes) {
     return fail("cannot record: players or input size out of range");
   }
+  if (header.start_tick > k_max_ticks) return fail("cannot record: start tick ", header.start_tick, " is beyond the format's ", k_max_ticks);
   if ((header.start_tick > 0) != !start_snapshot.empty()) {
     return fail("cannot record: a start snapshot goes with a start tick above 0, and only then");
   }
@@ -71,9 +72,9 @@ Result<ReplayWriter> ReplayWriter::create(const std::string& path, const ReplayH
     return fail("cannot record: the header takes ", header_payload.size(), " bytes, over the format's ",
                 k_max_header_payload_bytes, "-byte bound");
   }
-  const std::uint64_t opening = k_preamble_bytes + k_chunk_framing_bytes + header_payload.size() +
-                                (start_snapshot.empty() ? 0 : k_chunk_framing_bytes + start_snapshot.size()) +
-                                k_end_chunk_bytes;
+  const std::uint64_t opening = k_preamble_bytes + k_max_chunk_framing_bytes + header_payload.size() +
+                                (start_snapshot.empty() ? 0 : k_max_chunk_framing_bytes + start_snapshot.size()) +
+                                k_max_end_chunk_bytes;
   if (opening > max_file_bytes) {
     return fail("cannot record: the header and start state alone take ", opening, " bytes, over the ",
                 max_file_bytes, "-byte limit of a replay file");
@@ -112,8 +113,9 @@ ReplayWriter::ReplayWriter(int fd, const ReplayHeader& header, std::uint64_t max
       pending_first_(header.start_tick + 1) {}
 
 bool ReplayWriter::fits(std::size_t payload_a, std::size_t payload_b) const {
-  const std::uint64_t more = k_chunk_framing_bytes + payload_a + (payload_b > 0 ? k_chunk_framing_bytes + payload_b : 0);
-  return bytes_written_ + more + k_end_chunk_bytes <= max_file_bytes_;
+  const std::uint64_t more =
+      k_max_chunk_framing_bytes + payload_a + (payload_b > 0 ? k_max_chunk_framing_bytes + payload_b : 0);
+  return bytes_written_ + more + k_max_end_chunk_bytes <= max_file_bytes_;
 }
 
 Status ReplayWriter::end_at_limit() {
@@ -133,13 +135,13 @@ Status ReplayWriter::write_chunk(ChunkType type, std::uint64_t first, std::uint6
   if (fd_.get() < 0) return fail("the replay is already closed");
   chunk_.clear();
   ByteWriter w(chunk_);
-  w.u32(static_cast<std::uint32_t>(type));
-  w.u32(static_cast<std::uint32_t>(payload.size()));
-  w.u64(first);
-  w.u64(last);
-  w.u32(static_cast<std::uint32_t>(xxh3_64(std::span<const std::byte>(chunk_).first(k_chunk_header_checked_bytes)) & 0xFFFFFFFFu));
+  w.u8(static_cast<std::uint8_t>(type));
+  w.varint(payload.size());
+  w.varint(first);
+  w.varint(last - first);
+  w.u32(static_cast<std::uint32_t>(xxh3_64(chunk_) & 0xFFFFFFFFu));
   w.bytes(payload);
-  w.u64(xxh3_64(chunk_));
+  w.u32(static_cast<std::uint32_t>(xxh3_64(chunk_) & 0xFFFFFFFFu));
   Status status = write_all(fd_.get(), chunk_.data(), chunk_.size());
   if (status) bytes_written_ += chunk_.size();
   return status;
@@ -166,13 +168,15 @@ Status ReplayWriter::flush() {
   const std::uint64_t ticks = last - first + 1;
   const std::size_t stride = static_cast<std::size_t>(players_) * input_bytes_;
 
-  // Inputs, run-length coded per player: a held or idle input costs one run per chunk.
+  // Inputs, run-length coded per player, counts and lengths as varints: a held or idle input
+  // costs one run per chunk (3 bytes for the built-in world's 2-byte input).
   std::vector<std::byte> payload;
   ByteWriter w(payload);
+  std::vector<std::byte> runs;
+  ByteWriter r(runs);
   for (std::uint32_t p = 0; p < players_; ++p) {
-    const std::size_t count_at = w.size();
-    w.u32(0);
-    std::uint32_t runs = 0;
+    runs.clear();
+    std::uint64_t count = 0;
     std::uint64_t t = 0;
     while (t < ticks) {
       const std::byte* value = pending_inputs_.data() + t * stride + p * input_bytes_;
@@ -181,12 +185,13 @@ Status ReplayWriter::flush() {
              std::memcmp(value, pending_inputs_.data() + (t + length) * stride + p * input_bytes_, input_bytes_) == 0) {
         ++length;
       }
-      w.u32(static_cast<std::uint32_t>(length));
-      w.bytes({value, input_bytes_});
-      ++runs;
+      r.varint(length);
+      r.bytes({value, input_bytes_});
+      ++count;
       t += length;
     }
-    w.patch_u32(count_at, runs);
+    w.varint(count);
+    w.bytes(runs);
   }
   std::vector<std::byte> hashes;
   if (!pending_hashes_.empty()) {

@@ -14,6 +14,7 @@
 #include "lockstep/engine/world.hpp"
 #include "lockstep/replay/player.hpp"
 #include "lockstep/replay/replay_file.hpp"
+#include "replay_chunks.hpp"
 
 namespace {
 
@@ -24,20 +25,7 @@ using namespace lockstep::replay;
 /// decoders instead of stopping at the first checksum (which the raw input also exercises).
 std::vector<std::byte> resealed(std::span<const std::byte> in) {
   std::vector<std::byte> out(in.begin(), in.end());
-  auto put = [&out](std::size_t at, std::uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out[at + static_cast<std::size_t>(i)] = static_cast<std::byte>((v >> (8 * i)) & 0xFF);
-  };
-  std::size_t at = k_preamble_bytes;
-  while (at + k_chunk_header_bytes + k_chunk_checksum_bytes <= out.size()) {
-    ByteReader head(std::span<const std::byte>(out).subspan(at + 4, 4));
-    const std::size_t length = head.u32();
-    if (length > out.size() - at - k_chunk_header_bytes - k_chunk_checksum_bytes) break;
-    put(at + k_chunk_header_checked_bytes,
-        xxh3_64(std::span<const std::byte>(out).subspan(at, k_chunk_header_checked_bytes)) & 0xFFFFFFFFu, 4);
-    const std::size_t body = k_chunk_header_bytes + length;
-    put(at + body, xxh3_64(std::span<const std::byte>(out).subspan(at, body)), 8);
-    at += body + k_chunk_checksum_bytes;
-  }
+  for (const testing::ChunkSpan& span : testing::chunk_spans(out)) testing::reseal(out, span);
   return out;
 }
 

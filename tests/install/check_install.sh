@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Proves lockstep can be consumed as the README says: installs BUILD_DIR into a temporary prefix,
-# builds tests/install/consumer against it with find_package(lockstep 0.2 REQUIRED) and with the
+# builds tests/install/consumer against it with find_package(lockstep 0.3 REQUIRED) and with the
 # flags of pkg-config alone, and again
 # with add_subdirectory of the source tree and with FetchContent of an archive of it (no options
 # set, no build type), and checks that all three programs end on the hash `lockstep run` gives for
@@ -20,7 +20,7 @@ cmake -S "$src/tests/install/consumer" -B "$work/found" -DCMAKE_CXX_COMPILER="$c
 cmake --build "$work/found" -j 2 >/dev/null
 got=$("$work/found/consumer")
 [ "$got" = "$want" ] || { echo "find_package: '$got', lockstep run: '$want'" >&2; exit 1; }
-echo "find_package(lockstep 0.2): $got"
+echo "find_package(lockstep 0.3): $got"
 
 for example in particle duel; do
   cmake -S "$src/examples/$example" -B "$work/$example" -DCMAKE_CXX_COMPILER="$cxx" \

@@ -15,6 +15,7 @@
 #include "lockstep/replay/replay_file.hpp"
 #include "lockstep/replay/replay_writer.hpp"
 #include "process.hpp"
+#include "replay_chunks.hpp"
 #include "sessions.hpp"
 
 using namespace lockstep;
@@ -24,6 +25,11 @@ using lockstep::testing::read_file;
 using lockstep::testing::record_session;
 using lockstep::testing::small_arena;
 using lockstep::testing::TempDir;
+using lockstep::testing::ChunkSpan;
+using lockstep::testing::chunk_spans;
+using lockstep::testing::reseal;
+using lockstep::testing::reseal_header;
+using lockstep::testing::with_header;
 
 namespace {
 
@@ -39,42 +45,10 @@ std::string parse_error(const std::vector<std::byte>& bytes) {
   return file.ok() ? std::string("parsed") : file.error().message;
 }
 
-/// Offsets of every chunk: [start, end) per chunk, in file order.
-std::vector<std::pair<std::size_t, std::size_t>> chunk_spans(const std::vector<std::byte>& bytes) {
-  std::vector<std::pair<std::size_t, std::size_t>> spans;
-  std::size_t at = k_preamble_bytes;
-  while (at + k_chunk_header_bytes <= bytes.size()) {
-    ByteReader r(std::span<const std::byte>(bytes).subspan(at + 4, 4));
-    const std::size_t end = at + k_chunk_header_bytes + r.u32() + k_chunk_checksum_bytes;
-    spans.emplace_back(at, end);
-    at = end;
-  }
-  return spans;
-}
-
-/// Rewrites a chunk header's check after an edit to it, so only the edit is wrong.
-void reseal_header(std::vector<std::byte>& bytes, std::size_t at) {
-  const std::uint64_t check = xxh3_64(std::span<const std::byte>(bytes).subspan(at, k_chunk_header_checked_bytes));
-  for (int i = 0; i < 4; ++i) {
-    bytes[at + k_chunk_header_checked_bytes + static_cast<std::size_t>(i)] = static_cast<std::byte>((check >> (8 * i)) & 0xFF);
-  }
-}
-
-/// Rewrites a chunk's header check and trailing checksum after an edit, so only the edit is wrong.
-void reseal(std::vector<std::byte>& bytes, std::pair<std::size_t, std::size_t> span) {
-  reseal_header(bytes, span.first);
-  const std::size_t body = span.second - span.first - k_chunk_checksum_bytes;
-  const std::uint64_t checksum = xxh3_64(std::span<const std::byte>(bytes).subspan(span.first, body));
-  for (int i = 0; i < 8; ++i) bytes[span.first + body + static_cast<std::size_t>(i)] = static_cast<std::byte>((checksum >> (8 * i)) & 0xFF);
-}
-
-/// The span of the keyframe chunk of `tick`.
-std::optional<std::pair<std::size_t, std::size_t>> keyframe_span(const std::vector<std::byte>& bytes, std::uint64_t tick) {
-  for (const auto& span : chunk_spans(bytes)) {
-    ByteReader head(std::span<const std::byte>(bytes).subspan(span.first, k_chunk_header_bytes));
-    const std::uint32_t type = head.u32();
-    head.u32();
-    if (type == static_cast<std::uint32_t>(ChunkType::keyframe) && head.u64() == tick) return span;
+/// The keyframe chunk of `tick`.
+std::optional<ChunkSpan> keyframe_span(const std::vector<std::byte>& bytes, std::uint64_t tick) {
+  for (const ChunkSpan& span : chunk_spans(bytes)) {
+    if (span.type == static_cast<std::uint8_t>(ChunkType::keyframe) && span.first == tick) return span;
   }
   return std::nullopt;
 }
@@ -146,8 +120,10 @@ TEST_CASE("held inputs cost almost nothing: a chunk of idle ticks is one run per
   Result<ReplayFile> file = read_replay_file(path);
   REQUIRE(file.ok());
   for (const InputRuns& runs : file->inputs) CHECK(runs.size() == 10);  // one per 60-tick chunk
-  // 10 chunks × (36 framing + 4 players × (4 count + 4 length + 2 input)) bytes.
-  CHECK(file->sizes.inputs == 10 * (36 + 4 * 10));
+  // 10 chunks × (framing: type 1, length 1, first tick 1 or 2, span 1, check 4, checksum 4;
+  // then 4 players × (1 count + 1 length + 2 input)) bytes; the first tick takes 2 bytes from
+  // 128, in 7 of the 10 chunks (181 … 541).
+  CHECK(file->sizes.inputs == 10 * (12 + 4 * 4) + 7);
   CHECK(file->hashes.empty());
 }
 
@@ -171,48 +147,60 @@ TEST_CASE("bad files are rejected with their own one-line errors", "[replay][for
   SECTION("a newer format version names both versions") {
     std::vector<std::byte> bytes = good;
     bytes[8] = std::byte{7};
-    CHECK(parse_error(bytes) == "replay format version 7 is newer than this build's version 1; a newer lockstep reads it");
+    CHECK(parse_error(bytes) == "replay format version 7 is newer than this build's version 2; a newer lockstep reads it");
+  }
+  SECTION("a version 1 file is refused, saying what to do") {
+    std::vector<std::byte> bytes = good;
+    bytes[8] = std::byte{1};
+    CHECK(parse_error(bytes) == "replay format version 1 is older than this build's version 2, which no longer reads "
+                                "it; play it with lockstep 0.2, or record it again");
   }
   SECTION("a truncated header") {
-    for (std::size_t size : {std::size_t{3}, std::size_t{12}, spans[0].second - 1}) {
+    for (std::size_t size : {std::size_t{3}, std::size_t{12}, spans[0].end - 1}) {
       std::vector<std::byte> bytes(good.begin(), good.begin() + static_cast<long>(size));
       CHECK_THAT(parse_error(bytes), Catch::StartsWith("truncated header"));
     }
   }
   SECTION("a checksum failure names the chunk and its byte offset") {
     std::vector<std::byte> bytes = good;
-    bytes[spans[4].first + 30] ^= std::byte{0x40};
-    CHECK(parse_error(bytes) == "chunk 5 (inputs) at byte " + std::to_string(spans[4].first) + " fails its checksum");
+    bytes[spans[4].payload + 2] ^= std::byte{0x40};
+    CHECK(parse_error(bytes) == "chunk 5 (inputs) at byte " + std::to_string(spans[4].begin) + " fails its checksum");
   }
   SECTION("an impossible length") {
-    std::vector<std::byte> bytes = good;
-    bytes[spans[1].first + 7] = std::byte{0x7F};
-    reseal_header(bytes, spans[1].first);
+    const std::vector<std::byte> bytes =
+        with_header(good, spans[1], spans[1].type, k_max_inputs_payload_bytes + 1, spans[1].first, spans[1].last);
     CHECK_THAT(parse_error(bytes), Catch::Contains("claims an impossible length"));
   }
   SECTION("a corrupted length is not mistaken for a crash's truncation") {
     std::vector<std::byte> bytes = good;
-    bytes[spans[1].first + 5] ^= std::byte{0x10};
-    CHECK(parse_error(bytes) == "chunk 2 at byte " + std::to_string(spans[1].first) +
+    bytes[spans[1].begin + 1] ^= std::byte{0x10};
+    CHECK(parse_error(bytes) == "chunk 2 at byte " + std::to_string(spans[1].begin) +
+                                    " has a corrupt header (its check fails)");
+  }
+  SECTION("a malformed varint in a header is corruption") {
+    std::vector<std::byte> bytes = good;
+    bytes[spans[1].begin + 1] = std::byte{0x80};  // an overlong length: a continuation, then 0
+    bytes[spans[1].begin + 2] = std::byte{0x00};
+    CHECK(parse_error(bytes) == "chunk 2 at byte " + std::to_string(spans[1].begin) +
                                     " has a corrupt header (its check fails)");
   }
   SECTION("an impossible count inside a checksummed chunk") {
     std::vector<std::byte> bytes = good;
-    // The first player's run count in the first inputs chunk, sealed with a valid checksum.
-    bytes[spans[1].first + k_chunk_header_bytes + 3] = std::byte{0x40};
+    // The first player's run count in the first inputs chunk (64 runs in 60 ticks), sealed.
+    bytes[spans[1].payload] = std::byte{0x40};
     reseal(bytes, spans[1]);
     CHECK_THAT(parse_error(bytes), Catch::Contains("impossible run count"));
   }
   SECTION("ticks out of order") {
-    std::vector<std::byte> bytes = good;
-    bytes[spans[4].first + 8] = std::byte{70};  // inputs chunk claims to start at tick 70, not 61
-    reseal(bytes, spans[4]);
+    // The inputs chunk claims to start at tick 70, not 61.
+    const std::vector<std::byte> bytes = with_header(good, spans[4], spans[4].type, spans[4].payload_end() - spans[4].payload,
+                                                     70, spans[4].last);
     CHECK_THAT(parse_error(bytes), Catch::Contains("out of order"));
   }
   SECTION("an unknown chunk type") {
     std::vector<std::byte> bytes = good;
-    bytes[spans[2].first] = std::byte{99};
-    reseal_header(bytes, spans[2].first);
+    bytes[spans[2].begin] = std::byte{99};
+    reseal_header(bytes, spans[2]);
     CHECK_THAT(parse_error(bytes), Catch::Contains("unknown type 99"));
   }
   SECTION("data after the end record") {
@@ -222,7 +210,7 @@ TEST_CASE("bad files are rejected with their own one-line errors", "[replay][for
   }
   SECTION("every message is one line") {
     std::vector<std::byte> bytes = good;
-    bytes[spans[3].first + 40] ^= std::byte{1};
+    bytes[spans[3].begin + 40] ^= std::byte{1};
     const std::string message = parse_error(bytes);
     CHECK(message.find('\n') == std::string::npos);
   }
@@ -236,20 +224,20 @@ TEST_CASE("a file cut anywhere plays every complete chunk and says where it was 
   const std::vector<std::byte> good = bytes_of(path);
   const auto spans = chunk_spans(good);
   std::uint64_t previous_last_tick = 0;
-  for (std::size_t size = spans[0].second; size < good.size(); ++size) {
+  for (std::size_t size = spans[0].end; size < good.size(); ++size) {
     const std::vector<std::byte> cut(good.begin(), good.begin() + static_cast<long>(size));
     Result<ReplayFile> file = parse_replay(cut);
     INFO("cut at byte " << size);
     REQUIRE(file.ok());
     // Truncated exactly at a chunk boundary reads as complete chunks without an end record.
-    const bool at_boundary = std::any_of(spans.begin(), spans.end(), [&](auto s) { return s.second == size; });
+    const bool at_boundary = std::any_of(spans.begin(), spans.end(), [&](auto s) { return s.end == size; });
     CHECK(file->truncated == !at_boundary);
     CHECK_FALSE(file->end.has_value());
     CHECK(file->last_tick >= previous_last_tick);
     previous_last_tick = file->last_tick;
     if (file->truncated) {
       CHECK(file->truncated_at_byte < size);
-      CHECK(std::any_of(spans.begin(), spans.end(), [&](auto s) { return s.first == file->truncated_at_byte; }));
+      CHECK(std::any_of(spans.begin(), spans.end(), [&](auto s) { return s.begin == file->truncated_at_byte; }));
     }
   }
   CHECK(previous_last_tick == 200);
@@ -309,7 +297,7 @@ TEST_CASE("a keyframe altered with its checksums recomputed is passed over for a
   const auto keyframe_200 = keyframe_span(bytes, 200);
   REQUIRE(keyframe_200.has_value());
   // A byte in the middle of the state (a body's position or velocity), not its framing.
-  const std::size_t middle = (keyframe_200->first + keyframe_200->second) / 2;
+  const std::size_t middle = (keyframe_200->payload + keyframe_200->payload_end()) / 2;
   bytes[middle] ^= std::byte{0x10};
   reseal(bytes, *keyframe_200);
   const std::string tampered = dir.file("tampered.lsr");
@@ -425,10 +413,9 @@ TEST_CASE("a keyframe that restores to another tick is not gone on from, even wh
   const auto b_100 = keyframe_span(b, 100);
   REQUIRE(a_200.has_value());
   REQUIRE(b_100.has_value());
-  REQUIRE(a_200->second - a_200->first == b_100->second - b_100->first);
-  std::copy(b.begin() + static_cast<std::ptrdiff_t>(b_100->first + k_chunk_header_bytes),
-            b.begin() + static_cast<std::ptrdiff_t>(b_100->second - k_chunk_checksum_bytes),
-            a.begin() + static_cast<std::ptrdiff_t>(a_200->first + k_chunk_header_bytes));
+  REQUIRE(a_200->payload_end() - a_200->payload == b_100->payload_end() - b_100->payload);
+  std::copy(b.begin() + static_cast<std::ptrdiff_t>(b_100->payload), b.begin() + static_cast<std::ptrdiff_t>(b_100->payload_end()),
+            a.begin() + static_cast<std::ptrdiff_t>(a_200->payload));
   reseal(a, *a_200);
   write_bytes(dir.file("tampered.lsr"), a);
 

@@ -1,7 +1,7 @@
 #pragma once
 /// Explicit little-endian field writing and bounded reading for file and wire formats
-/// (fixed-width fields, every length bounded before anything is allocated, no casting
-/// a buffer to a struct).
+/// (fixed-width fields and LEB128 varints, every length bounded before anything is allocated,
+/// no casting a buffer to a struct).
 
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +21,15 @@ class ByteWriter {
   void u16(std::uint16_t v) { put(v, 2); }
   void u32(std::uint32_t v) { put(v, 4); }
   void u64(std::uint64_t v) { put(v, 8); }
+  /// LEB128: seven bits a byte, low first, the top bit set on every byte but the last (1 byte
+  /// below 128, at most 10).
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      u8(static_cast<std::uint8_t>(v | 0x80));
+      v >>= 7;
+    }
+    u8(static_cast<std::uint8_t>(v));
+  }
   void bytes(std::span<const std::byte> data) { out_->insert(out_->end(), data.begin(), data.end()); }
   /// A u32 length, then the bytes.
   void blob(std::span<const std::byte> data) {
@@ -34,10 +43,6 @@ class ByteWriter {
     for (std::size_t i = 0; i < n; ++i) out_->push_back(static_cast<std::byte>(s[i]));
   }
   [[nodiscard]] std::size_t size() const { return out_->size(); }
-  /// Overwrites 4 bytes at `offset` (for lengths known only later).
-  void patch_u32(std::size_t offset, std::uint32_t v) {
-    for (int i = 0; i < 4; ++i) (*out_)[offset + static_cast<std::size_t>(i)] = static_cast<std::byte>((v >> (8 * i)) & 0xFFu);
-  }
 
  private:
   void put(std::uint64_t v, int n) {
@@ -57,6 +62,24 @@ class ByteReader {
   std::uint16_t u16() { return static_cast<std::uint16_t>(get(2)); }
   std::uint32_t u32() { return static_cast<std::uint32_t>(get(4)); }
   std::uint64_t u64() { return get(8); }
+  /// A LEB128 varint (see ByteWriter::varint) of at most `max`. Fails on a value over `max`,
+  /// on more than 10 bytes, and on an overlong encoding (a last byte of 0 after the first), so
+  /// that every value has exactly one encoding.
+  std::uint64_t varint(std::uint64_t max = ~std::uint64_t{0}) {
+    std::uint64_t v = 0;
+    for (unsigned shift = 0; shift < 70; shift += 7) {
+      const std::uint64_t byte = get(1);
+      if (!ok_) return 0;
+      if (shift == 63 && byte > 1) break;  // past 64 bits
+      v |= (byte & 0x7F) << shift;
+      if ((byte & 0x80) == 0) {
+        if ((byte == 0 && shift > 0) || v > max) break;
+        return v;
+      }
+    }
+    ok_ = false;
+    return 0;
+  }
 
   /// `n` raw bytes (a view into the input).
   std::span<const std::byte> bytes(std::size_t n) {

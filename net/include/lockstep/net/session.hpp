@@ -355,7 +355,7 @@ class Session {
     decoded_.resize(runner_->simulation().players());
     clock_.emplace(parameters().tick_rate_hz, 8);
     if (record_.empty()) return {};
-    Result<replay::Recorder<S>> recorder = replay::Recorder<S>::create(record_, config_, seed_, *runner_, {1, 3600});
+    Result<replay::Recorder<S>> recorder = replay::Recorder<S>::create(record_, config_, seed_, *runner_, replay::RecordOptions{});
     if (!recorder) return recorder.error();
     recorder_.emplace(std::move(recorder).value());
     return {};
@@ -487,7 +487,7 @@ class Session {
     std::error_code error;
     fs::rename(file, kept, error);
     if (error) return fail("cannot keep the recording as '", kept.string(), "': ", error.message());
-    Result<replay::Recorder<S>> recorder = replay::Recorder<S>::create(record_, config_, seed_, *runner_, {1, 3600});
+    Result<replay::Recorder<S>> recorder = replay::Recorder<S>::create(record_, config_, seed_, *runner_, replay::RecordOptions{});
     if (!recorder) return recorder.error();
     recorder_.emplace(std::move(recorder).value());
     return {};

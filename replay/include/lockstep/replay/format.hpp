@@ -10,24 +10,27 @@ namespace lockstep::replay {
 
 /// The first 8 bytes of every replay file.
 inline constexpr std::string_view k_file_magic = "LOCKSTEP";
-/// The format version this build writes and reads; a reader refuses a newer one.
-inline constexpr std::uint32_t k_format_version = 1;
+/// The format version this build writes and reads; a reader refuses any other, naming it.
+/// Version 2 frames chunks with varints and a 32-bit checksum, and codes input runs with
+/// varints: an inputs-only recording of the 4-bot arena takes half the bytes of version 1.
+inline constexpr std::uint32_t k_format_version = 2;
 /// Magic (8) + format version (u32) + reserved (u32).
 inline constexpr std::size_t k_preamble_bytes = 16;
-/// Type (u32) + payload length (u32) + first tick (u64) + last tick (u64) + header check (u32:
-/// the low half of XXH3-64 over the 24 bytes before it). The header check lets a reader tell a
-/// chunk cut short by a crash (its header intact, its payload incomplete) from a corrupted
-/// length that only looks like one.
-inline constexpr std::size_t k_chunk_header_bytes = 28;
-inline constexpr std::size_t k_chunk_header_checked_bytes = 24;
-/// The XXH3-64 that closes every chunk.
-inline constexpr std::size_t k_chunk_checksum_bytes = 8;
-/// A chunk's bytes beyond its payload.
-inline constexpr std::size_t k_chunk_framing_bytes = k_chunk_header_bytes + k_chunk_checksum_bytes;
-/// The end record: framing and the final hash.
-inline constexpr std::size_t k_end_chunk_bytes = k_chunk_framing_bytes + 8;
+/// A chunk's header: type (u8), payload length (varint), first tick (varint), last − first
+/// (varint), then the header check (u32: the low half of XXH3-64 over the header bytes before
+/// it). The header check lets a reader tell a chunk cut short by a crash (its header intact,
+/// its payload incomplete) from a corrupted length that only looks like one. Varints take at
+/// most 10 bytes each, so a header at most 35.
+inline constexpr std::size_t k_chunk_header_check_bytes = 4;
+inline constexpr std::size_t k_max_chunk_header_bytes = 1 + 3 * 10 + k_chunk_header_check_bytes;
+/// The checksum that closes every chunk: the low half of XXH3-64 over the header and payload.
+inline constexpr std::size_t k_chunk_checksum_bytes = 4;
+/// The most bytes a chunk takes beyond its payload.
+inline constexpr std::size_t k_max_chunk_framing_bytes = k_max_chunk_header_bytes + k_chunk_checksum_bytes;
+/// The most bytes an end record takes: framing and the final hash.
+inline constexpr std::size_t k_max_end_chunk_bytes = k_max_chunk_framing_bytes + 8;
 
-enum class ChunkType : std::uint32_t {
+enum class ChunkType : std::uint8_t {
   header = 1,          ///< everything that built S0
   start_snapshot = 2,  ///< S0 itself, for a session that starts mid-way
   inputs = 3,          ///< every player's input for a range of ticks, run-length coded

@@ -19,9 +19,12 @@
 
 namespace lockstep::replay {
 
+/// A keyframe every 600 ticks (10 s at 60 Hz) by default: a seek then steps at most 599 ticks.
+inline constexpr std::uint32_t k_default_keyframe_every = 600;
+
 struct RecordOptions {
-  std::uint32_t hash_every = 1;         ///< keep the hash of every K-th tick; 0: final hash only
-  std::uint32_t keyframe_every = 3600;  ///< a keyframe every K ticks; 0: none
+  std::uint32_t hash_every = 1;  ///< keep the hash of every K-th tick; 0: final hash only
+  std::uint32_t keyframe_every = k_default_keyframe_every;  ///< a keyframe every K ticks; 0: none
   /// The file ends, properly, before it would grow past this (by default the readers' bound,
   /// so that every recording can be read back).
   std::uint64_t max_file_bytes = k_max_file_bytes;

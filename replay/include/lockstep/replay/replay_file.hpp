@@ -36,7 +36,8 @@ struct ReplayHeader {
 };
 
 /// One player's inputs as runs, stored so that memory stays in proportion to the file: a run
-/// costs 4 + input_bytes bytes here, as on disk. Run r holds input(r) from first_tick(r) through
+/// costs 4 + input_bytes bytes here, against at least 1 + input_bytes on disk (2.5 times that
+/// for a 1-byte input, twice for the built-in world's 2-byte input). Run r holds input(r) from first_tick(r) through
 /// the tick before the next run's first (the last run: through the file's last tick).
 class InputRuns {
  public:

@@ -34,7 +34,7 @@ struct RunOptions {
   bool sync_test = false;
   std::string record;
   std::uint32_t hash_every = 1;
-  std::uint32_t keyframe_every = 3600;
+  std::uint32_t keyframe_every = replay::k_default_keyframe_every;
   CLI::Option* keyframe_option = nullptr;
   CLI::Option* players_option = nullptr;
 };
@@ -190,7 +190,8 @@ void add_run_command(CLI::App* cmd, int* exit_code) {
                   "Record the state hash of every K-th tick (default 1; 0: only the final hash)")
       ->check(whole_number(0, std::numeric_limits<std::uint32_t>::max()));
   options->keyframe_option = cmd->add_option("--keyframe-every", options->keyframe_every,
-                  "Record a snapshot every K ticks for seeking (default 3600; 0: none)")
+                  "Record a snapshot every K ticks for seeking (default " +
+                      std::to_string(replay::k_default_keyframe_every) + "; 0: none)")
       ->check(whole_number(0, std::numeric_limits<std::uint32_t>::max()));
   cmd->callback([options, exit_code] { run<S>(*options, exit_code); });
 }
