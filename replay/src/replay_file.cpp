@@ -39,6 +39,14 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+Result<std::vector<std::byte>> keyframe_snapshot(const ReplayFile& file, std::size_t index) {
+  const Keyframe& k = file.keyframes.at(index);
+  if (k.encoding == KeyframeEncoding::whole) return k.data;
+  Result<std::vector<std::byte>> snapshot = decode_keyframe_delta(k.data, file.keyframes.front().data);
+  if (!snapshot) return fail("the keyframe at tick ", k.tick, ": ", snapshot.error().message);
+  return snapshot;
+}
+
 std::optional<std::uint64_t> ReplayFile::hash_at(std::uint64_t tick) const {
   if (end && end->tick == tick) return end->hash;
   if (tick == header.start_tick) return header.start_hash;
@@ -107,8 +115,7 @@ class ChunkParser {
         if (!file_.hashes.empty() ? file_.hashes.back().tick != first : true) {
           return fail(where, ": a keyframe of tick ", first, ", whose hash the file does not record");
         }
-        file_.keyframes.push_back({first, offset, {payload.begin(), payload.end()}});
-        return {};
+        return parse_keyframe(in, first, offset, where);
       case ChunkType::end: {
         const std::uint64_t hash = in.u64();
         if (!in.at_end()) return fail(where, ": malformed end record");
@@ -183,6 +190,34 @@ class ChunkParser {
     }
     if (!in.at_end()) return fail(where, ": unexpected bytes after the input runs");
     file_.last_tick = last;
+    return {};
+  }
+
+  Status parse_keyframe(ByteReader& in, std::uint64_t tick, std::uint64_t offset, const std::string& where) {
+    Keyframe k;
+    k.tick = tick;
+    k.offset = offset;
+    const std::uint8_t encoding = in.u8();
+    k.snapshot_bytes = static_cast<std::uint32_t>(in.varint(k_max_snapshot_bytes));
+    if (!in.ok()) return fail(where, ": malformed keyframe");
+    std::span<const std::byte> data = in.bytes(in.remaining());
+    switch (static_cast<KeyframeEncoding>(encoding)) {
+      case KeyframeEncoding::whole:
+        if (data.size() != k.snapshot_bytes) return fail(where, ": a whole keyframe of the wrong size");
+        break;
+      case KeyframeEncoding::from_first:
+        // Against the first keyframe, held whole and of the same size: the decoded size is
+        // bounded by bytes the file holds.
+        if (file_.keyframes.empty() || file_.keyframes.front().encoding != KeyframeEncoding::whole ||
+            file_.keyframes.front().snapshot_bytes != k.snapshot_bytes) {
+          return fail(where, ": a keyframe stored as a difference from a first keyframe it does not match");
+        }
+        break;
+      default: return fail(where, ": unknown keyframe encoding ", encoding);
+    }
+    k.encoding = static_cast<KeyframeEncoding>(encoding);
+    k.data.assign(data.begin(), data.end());
+    file_.keyframes.push_back(std::move(k));
     return {};
   }
 

@@ -223,8 +223,26 @@ Status ReplayWriter::add_keyframe(std::uint64_t tick, std::span<const std::byte>
   }
   Status status = flush();
   if (!status || reached_limit_) return status;
-  if (!fits(snapshot.size())) return end_at_limit();
-  return write_chunk(ChunkType::keyframe, tick, tick, snapshot);
+  // The first keyframe whole; each later one as its difference from the first when that is
+  // smaller (it is, unless nearly every byte changed), whole otherwise.
+  keyframe_.clear();
+  ByteWriter w(keyframe_);
+  const bool first = first_keyframe_.empty();
+  if (!first && first_keyframe_.size() == snapshot.size()) {
+    w.u8(static_cast<std::uint8_t>(KeyframeEncoding::from_first));
+    w.varint(snapshot.size());
+    encode_keyframe_delta(snapshot, first_keyframe_, keyframe_);
+  }
+  if (keyframe_.empty() || keyframe_.size() >= snapshot.size()) {
+    keyframe_.clear();
+    w.u8(static_cast<std::uint8_t>(KeyframeEncoding::whole));
+    w.varint(snapshot.size());
+    w.bytes(snapshot);
+  }
+  if (!fits(keyframe_.size())) return end_at_limit();
+  status = write_chunk(ChunkType::keyframe, tick, tick, keyframe_);
+  if (status && first) first_keyframe_.assign(snapshot.begin(), snapshot.end());
+  return status;
 }
 
 Status ReplayWriter::finish() {

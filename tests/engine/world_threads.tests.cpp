@@ -18,6 +18,7 @@
 #include "lockstep/engine/world.hpp"
 #include "lockstep/replay/golden.hpp"
 #include "lockstep/replay/regular_file.hpp"
+#include "allocation_count.hpp"
 #include "process.hpp"
 
 using namespace lockstep;
@@ -86,6 +87,29 @@ TEST_CASE("a copied world keeps its thread count and steps on threads of its own
   for (int t = 0; t < 60; ++t) REQUIRE(world->step(inputs).ok());
   other.join();
   for (std::uint32_t b = 1; b <= world->body_count(); ++b) REQUIRE(world->position(BodyId{b}) == copy.position(BodyId{b}));
+}
+
+TEST_CASE("a world stepping on 2 threads allocates nothing per tick once running", "[engine][threads][allocations]") {
+  WorldConfig config = default_world_config(Scene::arena);
+  config.arena.bodies = 2000;
+  config.threads = 2;
+  Result<World> world = World::create(config, 9);
+  REQUIRE(world.ok());
+  std::vector<Bot> bots;
+  for (std::uint32_t p = 0; p < config.players; ++p) bots.emplace_back(9, p);
+  std::vector<ButtonInput> inputs(config.players);
+  int failed = 0;
+  auto tick = [&] {  // no assertion inside: Catch may allocate
+    for (std::size_t p = 0; p < bots.size(); ++p) inputs[p] = bots[p].next();
+    failed += world->step(inputs).ok() ? 0 : 1;
+  };
+  for (int t = 0; t < 300; ++t) tick();  // the pool starts, the contact lists grow to the pile
+  lockstep::testing::AllocationCount count;
+  for (int t = 0; t < 300; ++t) tick();
+  const std::uint64_t allocations = count.stop();
+  INFO(allocations << " allocations in 300 ticks");
+  CHECK(failed == 0);
+  CHECK(allocations <= 8);  // a contact list may still double once or twice as the pile settles
 }
 
 TEST_CASE("every hash of 2,000 arena ticks is the same on 1, 2, 3 and 4 threads", "[engine][threads][determinism]") {

@@ -4,25 +4,9 @@
 
 #include <catch2/catch.hpp>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
+#include "allocation_count.hpp"
 #include "lockstep/net/host_protocol.hpp"
 #include "lockstep/net/peer_protocol.hpp"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<std::uint64_t> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 TEST_CASE("a running host and peer protocol allocate nothing per datagram", "[net][protocol][allocations]") {
   using namespace lockstep::net;
@@ -90,13 +74,12 @@ TEST_CASE("a running host and peer protocol allocate nothing per datagram", "[ne
   }
 
   datagrams = 0;
-  g_allocations = 0;
-  g_counting = true;
+  lockstep::testing::AllocationCount count;
   for (int i = 0; i < 2000; ++i) tick();
-  g_counting = false;
-  INFO(g_allocations.load() << " allocations for " << datagrams << " datagrams");
+  const std::uint64_t allocations = count.stop();
+  INFO(allocations << " allocations for " << datagrams << " datagrams");
   CHECK(peer_tick > 2100);
   CHECK(datagrams >= 4000);
-  CHECK(g_allocations.load() <= 60);  // the logs' growth, doubling: far below one per datagram
+  CHECK(allocations <= 60);  // the logs' growth, doubling: far below one per datagram
   CHECK_FALSE(host.desync_tick());
 }

@@ -10,6 +10,7 @@
 #include "lockstep/engine/bot.hpp"
 #include "lockstep/engine/byte_io.hpp"
 #include "lockstep/engine/state_hash.hpp"
+#include "lockstep/replay/keyframe_codec.hpp"
 #include "lockstep/replay/player.hpp"
 #include "lockstep/replay/recorder.hpp"
 #include "lockstep/replay/replay_file.hpp"
@@ -29,6 +30,7 @@ using lockstep::testing::ChunkSpan;
 using lockstep::testing::chunk_spans;
 using lockstep::testing::reseal;
 using lockstep::testing::reseal_header;
+using lockstep::testing::with_chunk;
 using lockstep::testing::with_header;
 
 namespace {
@@ -288,6 +290,44 @@ TEST_CASE("every single-byte change to a small recording verifies, or is rejecte
   CHECK(verified + rejected + desynced == good.size() * 255);
 }
 
+TEST_CASE("keyframes are stored as their difference from the first, which decodes exactly or is refused",
+          "[replay][format][keyframes]") {
+  std::vector<std::byte> first(1003);
+  for (std::size_t i = 0; i < first.size(); ++i) first[i] = static_cast<std::byte>((i * 37) & 0xFF);
+  std::vector<std::byte> later = first;
+  for (std::size_t i : {std::size_t{0}, std::size_t{7}, std::size_t{8}, std::size_t{500}, std::size_t{501},
+                        std::size_t{503}, std::size_t{1002}}) {
+    later[i] ^= std::byte{0x5A};
+  }
+  std::vector<std::byte> code;
+  encode_keyframe_delta(later, first, code);
+  CHECK(code.size() < 40);  // seven changed bytes among a thousand
+  Result<std::vector<std::byte>> decoded = decode_keyframe_delta(code, first);
+  REQUIRE(decoded.ok());
+  CHECK(decoded.value() == later);
+  std::vector<std::byte> same;
+  encode_keyframe_delta(first, first, same);
+  CHECK(decode_keyframe_delta(same, first).value() == first);
+
+  SECTION("hostile codes") {
+    std::vector<std::byte> cut(code.begin(), code.end() - 1);
+    CHECK_THAT(decode_keyframe_delta(cut, first).error().message, Catch::Contains("cut short") || Catch::Contains("past"));
+    std::vector<std::byte> extra = code;
+    extra.push_back(std::byte{1});
+    CHECK_THAT(decode_keyframe_delta(extra, first).error().message, Catch::Contains("past its snapshot's end"));
+    std::vector<std::byte> overrun;
+    ByteWriter w(overrun);
+    w.varint(first.size() + 1);  // more zeros than the snapshot has bytes
+    w.varint(0);
+    CHECK_THAT(decode_keyframe_delta(overrun, first).error().message, Catch::Contains("runs past"));
+    std::vector<std::byte> empty_run;
+    ByteWriter e(empty_run);
+    e.varint(0);
+    e.varint(0);
+    CHECK_THAT(decode_keyframe_delta(empty_run, first).error().message, Catch::Contains("empty run"));
+  }
+}
+
 TEST_CASE("a keyframe altered with its checksums recomputed is passed over for an earlier one",
           "[replay][player][verify]") {
   TempDir dir;
@@ -296,7 +336,7 @@ TEST_CASE("a keyframe altered with its checksums recomputed is passed over for a
   std::vector<std::byte> bytes = bytes_of(path);
   const auto keyframe_200 = keyframe_span(bytes, 200);
   REQUIRE(keyframe_200.has_value());
-  // A byte in the middle of the state (a body's position or velocity), not its framing.
+  // A byte in the middle of the stored keyframe (its difference from the first), not its framing.
   const std::size_t middle = (keyframe_200->payload + keyframe_200->payload_end()) / 2;
   bytes[middle] ^= std::byte{0x10};
   reseal(bytes, *keyframe_200);
@@ -413,10 +453,10 @@ TEST_CASE("a keyframe that restores to another tick is not gone on from, even wh
   const auto b_100 = keyframe_span(b, 100);
   REQUIRE(a_200.has_value());
   REQUIRE(b_100.has_value());
-  REQUIRE(a_200->payload_end() - a_200->payload == b_100->payload_end() - b_100->payload);
-  std::copy(b.begin() + static_cast<std::ptrdiff_t>(b_100->payload), b.begin() + static_cast<std::ptrdiff_t>(b_100->payload_end()),
-            a.begin() + static_cast<std::ptrdiff_t>(a_200->payload));
-  reseal(a, *a_200);
+  // b's first keyframe is stored whole: put it, whole, in place of a's keyframe 200.
+  const std::span<const std::byte> b_payload =
+      std::span<const std::byte>(b).subspan(b_100->payload, b_100->payload_end() - b_100->payload);
+  a = with_chunk(a, *a_200, a_200->type, b_payload.size(), 200, 200, b_payload);
   write_bytes(dir.file("tampered.lsr"), a);
 
   Player<World> good = open_file(dir.file("a.lsr"));

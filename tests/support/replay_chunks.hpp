@@ -63,10 +63,11 @@ inline void reseal(std::vector<std::byte>& bytes, const ChunkSpan& span) {
   put_le(bytes, span.payload_end(), xxh3_64(std::span<const std::byte>(bytes).subspan(span.begin, body)) & 0xFFFFFFFFu, 4);
 }
 
-/// The file with one chunk's header written anew with these values (its payload kept, its check
-/// and checksum right).
-inline std::vector<std::byte> with_header(const std::vector<std::byte>& bytes, const ChunkSpan& span, std::uint8_t type,
-                                          std::uint64_t length, std::uint64_t first, std::uint64_t last) {
+/// The file with one chunk replaced by one of these values and payload, its check and checksum
+/// right; `length` is what the header claims.
+inline std::vector<std::byte> with_chunk(const std::vector<std::byte>& bytes, const ChunkSpan& span, std::uint8_t type,
+                                         std::uint64_t length, std::uint64_t first, std::uint64_t last,
+                                         std::span<const std::byte> payload) {
   std::vector<std::byte> chunk;
   ByteWriter w(chunk);
   w.u8(type);
@@ -74,12 +75,19 @@ inline std::vector<std::byte> with_header(const std::vector<std::byte>& bytes, c
   w.varint(first);
   w.varint(last - first);
   w.u32(static_cast<std::uint32_t>(xxh3_64(chunk) & 0xFFFFFFFFu));
-  w.bytes(std::span<const std::byte>(bytes).subspan(span.payload, span.payload_end() - span.payload));
+  w.bytes(payload);
   w.u32(static_cast<std::uint32_t>(xxh3_64(chunk) & 0xFFFFFFFFu));
   std::vector<std::byte> out(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(span.begin));
   out.insert(out.end(), chunk.begin(), chunk.end());
   out.insert(out.end(), bytes.begin() + static_cast<std::ptrdiff_t>(span.end), bytes.end());
   return out;
+}
+
+/// The file with one chunk's header written anew with these values (its payload kept).
+inline std::vector<std::byte> with_header(const std::vector<std::byte>& bytes, const ChunkSpan& span, std::uint8_t type,
+                                          std::uint64_t length, std::uint64_t first, std::uint64_t last) {
+  return with_chunk(bytes, span, type, length, first, last,
+                    std::span<const std::byte>(bytes).subspan(span.payload, span.payload_end() - span.payload));
 }
 
 }  // namespace lockstep::testing

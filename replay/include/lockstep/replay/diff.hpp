@@ -113,7 +113,10 @@ Result<DiffResult> diff_against_recording(Player<S>& player, const ProgressFn& p
     return result;
   }
   Runner<S> recorded{S{}};
-  Status restored = recorded.restore(keyframe->snapshot);
+  Result<std::vector<std::byte>> snapshot =
+      keyframe_snapshot(player.file(), static_cast<std::size_t>(keyframe - keyframes.begin()));
+  if (!snapshot) return snapshot.error();
+  Status restored = recorded.restore(snapshot.value());
   if (!restored) return fail("the keyframe at tick ", keyframe->tick, " is rejected: ", restored.error().message);
   // Re-simulate from the start (not from a keyframe: those hold the recording's states).
   Result<Player<S>> fresh = Player<S>::open(player.file(), true, player.max_state_bytes());
@@ -124,7 +127,7 @@ Result<DiffResult> diff_against_recording(Player<S>& player, const ProgressFn& p
   }
   result.report_tick = keyframe->tick;
   report_fields(result, keyframe->tick, recorded.simulation(), fresh->runner().simulation(),
-                std::max<std::uint64_t>(keyframe->snapshot.size(), player.state_bytes()), player.max_state_bytes());
+                std::max<std::uint64_t>(snapshot->size(), player.state_bytes()), player.max_state_bytes());
   return result;
 }
 

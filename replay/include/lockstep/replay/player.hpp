@@ -170,12 +170,20 @@ class Player {
     std::uint32_t distrusted = 0;
     std::uint64_t below = target + 1;  // starting points must lie before this tick
     StartingPoint from = best_start(target, below);
-    while (from.bytes != nullptr || from.is_start) {
+    while (from.bytes != nullptr || from.from_file || from.is_start) {
       if (from.is_start) {
         if (Status built = build_start(); !built) return built.error();
         break;
       }
-      Status restored = runner_->restore(*from.bytes);
+      const std::vector<std::byte>* bytes = from.bytes;
+      if (from.from_file) {
+        // Decoded only when tried, one at a time: a file's keyframes stay as small as stored.
+        Result<std::vector<std::byte>> decoded = keyframe_snapshot(file_, from.keyframe);
+        if (decoded) keyframe_bytes_ = std::move(decoded).value();
+        else keyframe_bytes_.clear();
+        bytes = &keyframe_bytes_;
+      }
+      Status restored = runner_->restore(*bytes);
       const bool trusted = restored && runner_->tick() == from.tick &&
                            (!from.from_file || file_.hash_at(from.tick) == runner_->hash());
       current_trusted_ = trusted;  // a keyframe that restored but failed its check is not a state to go on from
@@ -213,9 +221,10 @@ class Player {
   /// current state.
   struct StartingPoint {
     std::uint64_t tick = 0;
-    const std::vector<std::byte>* bytes = nullptr;
+    const std::vector<std::byte>* bytes = nullptr;  ///< a remembered snapshot
     bool from_file = false;  ///< a file keyframe, trusted only once its hash checks out
     bool is_start = false;
+    std::size_t keyframe = 0;  ///< which file keyframe
   };
 
   /// Builds the start state afresh: from the configuration and seed, or from the file's start
@@ -245,11 +254,14 @@ class Player {
   /// never at or before the start tick).
   [[nodiscard]] StartingPoint best_start(std::uint64_t target, std::uint64_t below) const {
     StartingPoint best{start_tick(), nullptr, false, true};
-    auto consider = [&](std::uint64_t at, const std::vector<std::byte>* bytes, bool from_file) {
-      if (at <= target && at < below && at > best.tick) best = StartingPoint{at, bytes, from_file};
+    auto consider = [&](std::uint64_t at, const StartingPoint& point) {
+      if (at <= target && at < below && at > best.tick) best = point;
     };
-    for (const Keyframe& k : file_.keyframes) consider(k.tick, &k.snapshot, true);
-    for (const Snapshot& s : cache_) consider(s.tick, &s.bytes, false);
+    for (std::size_t k = 0; k < file_.keyframes.size(); ++k) {
+      const std::uint64_t at = file_.keyframes[k].tick;
+      consider(at, StartingPoint{at, nullptr, true, false, k});
+    }
+    for (const Snapshot& s : cache_) consider(s.tick, StartingPoint{s.tick, &s.bytes, false, false});
     if (current_trusted_ && tick() <= target && tick() < below && tick() >= best.tick) {
       best = StartingPoint{tick(), nullptr, false, false};
     }
@@ -294,6 +306,7 @@ class Player {
   std::uint64_t cache_bytes_ = 0;
   std::uint64_t max_state_bytes_ = k_default_max_state_bytes;
   std::vector<Input> step_inputs_;
+  std::vector<std::byte> keyframe_bytes_;  ///< the file keyframe being restored, decoded
 };
 
 }  // namespace lockstep::replay

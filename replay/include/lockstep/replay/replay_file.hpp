@@ -15,6 +15,7 @@
 
 #include "lockstep/engine/result.hpp"
 #include "lockstep/replay/format.hpp"
+#include "lockstep/replay/keyframe_codec.hpp"
 
 namespace lockstep::replay {
 
@@ -93,10 +94,13 @@ struct TickHash {
   std::uint64_t hash = 0;
 };
 
+/// A keyframe as the file stores it: read its snapshot with keyframe_snapshot().
 struct Keyframe {
   std::uint64_t tick = 0;
-  std::uint64_t offset = 0;         ///< byte offset of its chunk in the file
-  std::vector<std::byte> snapshot;  ///< engine snapshot bytes
+  std::uint64_t offset = 0;             ///< byte offset of its chunk in the file
+  KeyframeEncoding encoding = KeyframeEncoding::whole;
+  std::uint32_t snapshot_bytes = 0;     ///< the snapshot's size, decoded
+  std::vector<std::byte> data;          ///< the snapshot, or its difference from the first keyframe
 };
 
 /// Bytes of the file by what they hold (chunk framing counted with its chunk).
@@ -129,6 +133,10 @@ struct ReplayFile {
   /// Ticks with inputs: last_tick − start_tick.
   [[nodiscard]] std::uint64_t tick_count() const { return last_tick - header.start_tick; }
 };
+
+/// The engine snapshot of keyframe `index` of the file, decoded (at most the size of the file's
+/// first keyframe, which the file holds whole). Fails on a difference that does not decode.
+Result<std::vector<std::byte>> keyframe_snapshot(const ReplayFile& file, std::size_t index);
 
 /// Text taken from a file, made safe to print: every byte outside printable ASCII (terminal
 /// escape sequences, newlines that would fake another line) becomes `\xNN`.

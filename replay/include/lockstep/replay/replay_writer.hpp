@@ -93,6 +93,8 @@ class ReplayWriter {
   std::vector<std::byte> pending_inputs_;    ///< ticks [pending_first_, last_tick_], tick-major
   std::vector<std::uint64_t> pending_hashes_;
   std::vector<std::byte> chunk_;             ///< reused buffer
+  std::vector<std::byte> keyframe_;          ///< reused buffer: a keyframe's payload
+  std::vector<std::byte> first_keyframe_;    ///< the first keyframe's snapshot, which later ones are stored against
   std::uint64_t bytes_written_ = 0;
 };
 
