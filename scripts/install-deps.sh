@@ -14,6 +14,7 @@ packages=(
   libbenchmark-dev               # benchmark program
   g++-12-i686-linux-gnu g++-12-aarch64-linux-gnu g++-12-riscv64-linux-gnu g++-12-s390x-linux-gnu
   qemu-user                      # scripts/cross-check.sh: the same hashes on four other architectures
+  chromium                       # tests/browser: the viewer's page in a real headless browser
 )
 
 missing=()

@@ -1,6 +1,8 @@
 #include "lockstep/cli/world_hooks.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 #include <fstream>
 
 #include "lockstep/cli/numbers.hpp"
@@ -67,6 +69,51 @@ std::string Hooks<World>::describe_config(const WorldConfig& config) {
   return "scene       " + std::string(scene_name(config.scene)) + ", " + std::to_string(config.tick_rate_hz) + " Hz, " +
          std::to_string(config.substeps) + " substeps, " + std::string(integrator_name(config.integrator)) +
          " integrator\n";
+}
+
+void Hooks<World>::draw(const World& world, DrawList& out) {
+  out.clear();
+  const WorldParams& params = world.params();
+  std::vector<std::uint32_t> player_of(world.body_count(), World::k_no_body);
+  for (std::uint32_t p = 0; p < world.players(); ++p) {
+    if (const BodyId body = world.player_body(p); body.value != 0) player_of[body.value - 1] = p;
+  }
+  if (params.walls) out.rectangle(ShapeKind::wall, "", 0, params.min_px.x, params.min_px.y, params.max_px.x, params.max_px.y);
+  for (std::uint32_t i = 0; i < world.spring_count(); ++i) {
+    const auto [a, b] = world.spring_ends(i);
+    const Vec2 pa = world.position(a), pb = world.position(b);
+    out.segment(ShapeKind::spring, "spring", i + 1, pa.x, pa.y, pb.x, pb.y);
+  }
+  for (std::uint32_t i = 0; i < world.link_count(); ++i) {
+    const auto [a, b] = world.link_ends(i);
+    const Vec2 pa = world.position(a), pb = world.position(b);
+    out.segment(ShapeKind::rope, "rope link", i + 1, pa.x, pa.y, pb.x, pb.y);
+  }
+  double min_x = params.min_px.x, min_y = params.min_px.y, max_x = params.max_px.x, max_y = params.max_px.y;
+  bool first = !params.walls;
+  for (std::uint32_t i = 0; i < world.body_count(); ++i) {
+    const BodyId body{i + 1};
+    const Vec2 p = world.position(body);
+    const double r = world.radius(body);
+    if (player_of[i] != World::k_no_body) {
+      out.circle(ShapeKind::player, "body", body.value, p.x, p.y, r, player_of[i]);
+    } else {
+      out.circle(world.inverse_mass(body) == 0.0 ? ShapeKind::fixed_body : ShapeKind::body, "body", body.value, p.x, p.y, r);
+    }
+    if (first) {
+      min_x = max_x = p.x;
+      min_y = max_y = p.y;
+      first = false;
+    }
+    min_x = std::min(min_x, p.x - r);
+    min_y = std::min(min_y, p.y - r);
+    max_x = std::max(max_x, p.x + r);
+    max_y = std::max(max_y, p.y + r);
+  }
+  if (params.walls) {
+    min_x = params.min_px.x, min_y = params.min_px.y, max_x = params.max_px.x, max_y = params.max_px.y;
+  }
+  out.min_x = min_x, out.min_y = min_y, out.max_x = max_x, out.max_y = max_y;
 }
 
 void Hooks<World>::perturb(World& world) {

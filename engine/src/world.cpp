@@ -114,6 +114,21 @@ double World::radius(BodyId body) const {
   return radius_[body.value - 1];
 }
 
+double World::inverse_mass(BodyId body) const {
+  LOCKSTEP_ASSERT(body.value >= 1 && body.value <= body_count());
+  return inv_mass_[body.value - 1];
+}
+
+std::pair<BodyId, BodyId> World::spring_ends(std::uint32_t index) const {
+  LOCKSTEP_ASSERT(index < spring_count());
+  return {BodyId{spring_a_[index] + 1}, BodyId{spring_b_[index] + 1}};
+}
+
+std::pair<BodyId, BodyId> World::link_ends(std::uint32_t index) const {
+  LOCKSTEP_ASSERT(index < link_count());
+  return {BodyId{link_a_[index] + 1}, BodyId{link_b_[index] + 1}};
+}
+
 BodyId World::player_body(std::uint32_t player) const {
   LOCKSTEP_ASSERT(player < players());
   const std::uint32_t index = player_body_[player];

@@ -6,7 +6,7 @@
 /// int main(int argc, char** argv) { return lockstep::cli::main<MySim>(argc, argv); }
 /// ```
 ///
-/// gives `run`, `replay`, `info`, `diff`, `regress`, `export`, `host`, `join` and `spectate`, with
+/// gives `run`, `replay`, `info`, `diff`, `regress`, `export`, `view`, `host`, `join` and `spectate`, with
 /// the options, output lines and exit codes of the `lockstep` program (which is
 /// `cli::main<World>`). What a simulation adds (configuration options, bots, descriptions, commands
 /// of its own) comes through `cli::Hooks<S>` (hooks.hpp); none is required.
@@ -26,6 +26,7 @@
 #include "lockstep/cli/detail/replay_commands.hpp"
 #include "lockstep/cli/detail/run_command.hpp"
 #include "lockstep/cli/detail/simulations.hpp"
+#include "lockstep/cli/detail/view_command.hpp"
 #include "lockstep/cli/hooks.hpp"
 // The built-in world's hooks are visible wherever cli::main is, so that Hooks<World> means the
 // same in every program that names World.
@@ -64,6 +65,7 @@ int main(int argc, char** argv, const std::string& program = {}) {
   for_chosen([&]<class S>() { detail::add_run_command<S>(run, &exit_code); });
   detail::add_replay_commands<Known>(app, &exit_code);
   detail::add_export_command<Known>(app, &exit_code);
+  detail::add_view_command<Known>(app, &exit_code);
   CLI::App* host = app.add_subcommand("host", "Host a networked lockstep session over UDP");
   CLI::App* join = app.add_subcommand("join", "Join a session as a player");
   CLI::App* spectate = app.add_subcommand("spectate", "Watch a session: receive the inputs and step with them");

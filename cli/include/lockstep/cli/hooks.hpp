@@ -27,6 +27,10 @@
 ///   // Test only: `--debug-perturb-tick T` nudges one value of the state after tick T (to cause
 ///   // a desync on purpose). Without it, host and join have no such option.
 ///   static void perturb(MySim& sim);
+///   // What the state looks like, for `view`, `play` and `--view` (draw_list.hpp): shapes in world
+///   // units with a bounding box. Default: nothing drawn (the viewer still shows the timeline,
+///   // hashes and inputs).
+///   static void draw(const MySim& sim, DrawList& out);
 ///   // Commands of its own (the built-in world's `lab`).
 ///   static void add_commands(CLI::App& app, int* exit_code);
 ///   // Regression cases of its own kind in `regress DIR` (besides replay files, which every
@@ -56,6 +60,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "lockstep/cli/draw_list.hpp"
 #include "lockstep/engine/result.hpp"
 #include "lockstep/engine/rng.hpp"
 #include "lockstep/engine/simulation.hpp"
@@ -113,6 +118,9 @@ concept HasConfigOptions = requires(CLI::App& app, typename Hooks<S>::Options& o
 
 template <class S>
 concept HasPerturb = requires(S& sim) { Hooks<S>::perturb(sim); };
+
+template <class S>
+concept HasDraw = requires(const S& sim, DrawList& out) { Hooks<S>::draw(sim, out); };
 
 template <class S>
 concept HasCaseKind = requires(const std::filesystem::path& path) {

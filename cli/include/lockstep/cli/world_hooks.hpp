@@ -44,6 +44,10 @@ struct Hooks<World> {
   /// Nudges body 1's horizontal velocity by 1e-6 px/s.
   static void perturb(World& world);
 
+  /// Bodies (static ones and players' apart), springs, rope links and the walls, in pixels; the
+  /// box is the walls, or the bodies' extent in a world without walls.
+  static void draw(const World& world, DrawList& out);
+
   /// `lab ball` and `lab energy`.
   static void add_commands(CLI::App& app, int* exit_code);
 

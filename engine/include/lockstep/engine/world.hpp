@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <cereal/cereal.hpp>
@@ -141,6 +142,12 @@ class World {
   [[nodiscard]] Vec2 velocity(BodyId body) const;
   [[nodiscard]] double radius(BodyId body) const;
   [[nodiscard]] BodyId player_body(std::uint32_t player) const;
+  /// 0 for a static body.
+  [[nodiscard]] double inverse_mass(BodyId body) const;
+  /// The two bodies spring `index` (0-based, below spring_count()) joins.
+  [[nodiscard]] std::pair<BodyId, BodyId> spring_ends(std::uint32_t index) const;
+  /// The two bodies rope link `index` (0-based, below link_count()) joins.
+  [[nodiscard]] std::pair<BodyId, BodyId> link_ends(std::uint32_t index) const;
   [[nodiscard]] std::uint32_t spring_count() const {
     return static_cast<std::uint32_t>(spring_a_.size());
   }

@@ -1,0 +1,373 @@
+#pragma once
+// `view`: a web page that plays one replay, two replays overlaid, or two desync evidence folders,
+// served by ViewServer; frames are re-simulated on demand from the nearest keyframe or snapshot.
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lockstep/cli/command.hpp"
+#include "lockstep/cli/detail/replay_commands.hpp"
+#include "lockstep/cli/detail/simulations.hpp"
+#include "lockstep/cli/detail/text.hpp"
+#include "lockstep/cli/hooks.hpp"
+#include "lockstep/cli/numbers.hpp"
+#include "lockstep/cli/progress.hpp"
+#include "lockstep/cli/stop_signal.hpp"
+#include "lockstep/cli/view_protocol.hpp"
+#include "lockstep/cli/view_server.hpp"
+#include "lockstep/replay/diff.hpp"
+#include "lockstep/replay/player.hpp"
+
+namespace lockstep::cli::detail {
+
+/// The shapes of a state, through the simulation's draw hook (nothing without one).
+template <Simulation S>
+void draw_state(const S& sim, DrawList& out) {
+  if constexpr (HasDraw<S>) {
+    Hooks<S>::draw(sim, out);
+  } else {
+    (void)sim;
+    out.clear();
+  }
+}
+
+/// The hello message's description of a file's recorded hashes: runs of ticks whose hashes are
+/// at most `hash_every` apart, as [first, last] pairs (at most k_max_ranges; the rest merged).
+inline std::string hash_ranges_json(const replay::ReplayFile& file) {
+  constexpr std::size_t k_max_ranges = 1024;
+  const std::uint64_t gap = std::max<std::uint64_t>(1, file.header.hash_every);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  for (const replay::TickHash& h : file.hashes) {
+    if (!ranges.empty() && (h.tick - ranges.back().second <= gap || ranges.size() == k_max_ranges)) {
+      ranges.back().second = h.tick;
+    } else {
+      ranges.emplace_back(h.tick, h.tick);
+    }
+  }
+  std::string json = "[";
+  for (const auto& [first, last] : ranges) {
+    json += (json.size() > 1 ? ",[" : "[") + std::to_string(first) + "," + std::to_string(last) + "]";
+  }
+  return json + "]";
+}
+
+/// The divergence of two worlds: where, the field report, and the names of the parts it lists.
+struct ViewDivergence {
+  std::uint64_t tick = 0;
+  replay::DiffResult report;
+  std::set<std::string> parts;  ///< "body 18": what describe_field names each differing field
+};
+
+/// One world of the view: a replay played on demand, and optionally the state a participant
+/// had at its evidence tick (a desync evidence folder), which replaces the replay's there.
+template <Simulation S>
+struct ViewWorld {
+  replay::Player<S> player;
+  std::string name;
+  std::optional<Runner<S>> evidence;  ///< its own state at the evidence tick
+};
+
+/// Answers a page's requests for frames from one or two worlds.
+template <Simulation S>
+class ReplayView {
+ public:
+  ReplayView(std::vector<ViewWorld<S>> worlds, std::optional<ViewDivergence> divergence)
+      : worlds_(std::move(worlds)), divergence_(std::move(divergence)) {
+    first_ = worlds_[0].player.start_tick();
+    last_ = worlds_[0].player.last_tick();
+    for (const ViewWorld<S>& w : worlds_) {
+      first_ = std::max(first_, w.player.start_tick());
+      last_ = std::min(last_, w.evidence ? w.evidence->tick() : w.player.last_tick());
+    }
+    if (worlds_[0].evidence) last_ = worlds_[0].evidence->tick();
+    draws_.resize(worlds_.size());
+  }
+
+  [[nodiscard]] std::uint64_t first_tick() const { return first_; }
+  [[nodiscard]] std::uint64_t last_tick() const { return last_; }
+
+  /// The JSON text message a page gets first.
+  [[nodiscard]] std::string hello_json(bool evidence) const {
+    const replay::ReplayFile& file = worlds_[0].player.file();
+    std::string names;
+    for (const ViewWorld<S>& w : worlds_) names += (names.empty() ? "" : ",") + view::json_string(w.name);
+    std::string keyframes;
+    for (const replay::Keyframe& k : file.keyframes) keyframes += (keyframes.empty() ? "" : ",") + std::to_string(k.tick);
+    bool truncated = false;
+    for (const ViewWorld<S>& w : worlds_) truncated = truncated || w.player.file().truncated;
+    return "{\"type\":\"hello\",\"mode\":" + view::json_string(evidence ? "evidence" : worlds_.size() > 1 ? "compare" : "replay") +
+           ",\"simulation\":" + view::json_string(file.header.simulation) + ",\"files\":[" + names +
+           "],\"worlds\":" + std::to_string(worlds_.size()) + ",\"start_tick\":" + std::to_string(first_) +
+           ",\"last_tick\":" + std::to_string(last_) + ",\"tick_rate_hz\":" + std::to_string(tick_rate_hz_or_60()) +
+           ",\"players\":" + std::to_string(file.header.players) +
+           ",\"input_bytes\":" + std::to_string(S::Input::k_bytes) +
+           ",\"input_layout\":" + view::json_string(S::Input::k_layout) + ",\"keyframes\":[" + keyframes +
+           "],\"hash_ranges\":" + hash_ranges_json(file) + ",\"truncated\":" + (truncated ? "true" : "false") +
+           ",\"drawable\":" + (HasDraw<S> ? "true" : "false") + ",\"divergence\":" + divergence_json() + "}";
+  }
+
+  /// The frames a request asks for, in one batch (shorter past the last tick or the batch bound).
+  Status frames(const view::FramesRequest& request, view::FrameBatchWriter& out) {
+    if (request.from_tick < first_ || request.from_tick > last_) {
+      return fail("tick ", request.from_tick, " is outside the view (", first_, " to ", last_, ")");
+    }
+    const std::uint64_t end = std::min<std::uint64_t>(last_, request.from_tick + request.count - 1);
+    out.begin(static_cast<std::uint8_t>(worlds_.size()), static_cast<std::uint16_t>(worlds_[0].player.file().header.players),
+              static_cast<std::uint16_t>(S::Input::k_bytes));
+    for (std::uint64_t t = request.from_tick; t <= end; ++t) {
+      out.begin_frame(t);
+      for (std::size_t w = 0; w < worlds_.size(); ++w) {
+        if (Status placed = place(worlds_[w], t); !placed) return placed;
+      }
+      mark_differences(t);
+      for (std::size_t w = 0; w < worlds_.size(); ++w) add_world(w, t, out);
+      if (out.size() >= view::k_max_batch_bytes) break;
+    }
+    return {};
+  }
+
+ private:
+  [[nodiscard]] std::uint32_t tick_rate_hz_or_60() const {
+    const std::uint32_t hz = tick_rate_hz<S>(worlds_[0].player.config());
+    return hz == 0 ? 60 : hz;
+  }
+
+  [[nodiscard]] std::string divergence_json() const {
+    if (!divergence_) return "null";
+    std::string fields;
+    for (const replay::FieldDifference& f : divergence_->report.fields) {
+      if (fields.size() > (256u << 10)) break;  // a report of a huge state: the first ones
+      fields += std::string(fields.empty() ? "" : ",") + "{\"part\":" + view::json_string(replay::describe_field<S>(f.path)) +
+                ",\"path\":" + view::json_string(f.path) + ",\"a\":" + view::json_string(f.a) +
+                ",\"b\":" + view::json_string(f.b) + "}";
+    }
+    return "{\"tick\":" + std::to_string(divergence_->tick) + ",\"note\":" + view::json_string(divergence_->report.note) +
+           ",\"fields\":[" + fields + "]}";
+  }
+
+  /// Brings a world's player to tick t: the next tick is one step, anything else a seek.
+  static Status place(ViewWorld<S>& world, std::uint64_t t) {
+    replay::Player<S>& p = world.player;
+    if (t > p.last_tick() || p.tick() == t) return {};
+    if (p.tick() + 1 == t) {
+      Result<std::uint64_t> stepped = p.step();
+      return stepped ? Status{} : Status(stepped.error());
+    }
+    Result<replay::PlayOutcome> sought = p.seek(t);
+    if (!sought) return sought.error();
+    // A recorded hash that does not hold stops a seek there; the view goes on to show what
+    // re-simulation gives (and marks the mismatch).
+    while (p.tick() < t) {
+      Result<std::uint64_t> stepped = p.step();
+      if (!stepped) return stepped.error();
+    }
+    return {};
+  }
+
+  /// The state world w shows at tick t: its evidence state at the evidence tick, else the
+  /// replay's (none past the replay's end).
+  [[nodiscard]] const S* shown(std::size_t w, std::uint64_t t, std::uint64_t* hash) const {
+    const ViewWorld<S>& world = worlds_[w];
+    if (world.evidence && world.evidence->tick() == t) {
+      *hash = world.evidence->hash();
+      return &world.evidence->simulation();
+    }
+    if (t > world.player.last_tick()) return nullptr;
+    *hash = world.player.runner().hash();
+    return &world.player.runner().simulation();
+  }
+
+  /// Draws every world at t and marks, from the divergence on, the shapes that differ between
+  /// the two or that the field report names.
+  void mark_differences(std::uint64_t t) {
+    for (std::size_t w = 0; w < worlds_.size(); ++w) {
+      std::uint64_t hash = 0;
+      if (const S* sim = shown(w, t, &hash)) draw_state(*sim, draws_[w]);
+      else draws_[w].clear();
+    }
+    differs_.clear();
+    if (worlds_.size() < 2 || !divergence_ || t < divergence_->tick) return;
+    const std::vector<Shape>& a = draws_[0].shapes;
+    const std::vector<Shape>& b = draws_[1].shapes;
+    differs_.assign(std::max(a.size(), b.size()), 0);
+    for (std::size_t i = 0; i < differs_.size(); ++i) {
+      const bool both = i < a.size() && i < b.size();
+      differs_[i] = !both || a[i].x0 != b[i].x0 || a[i].y0 != b[i].y0 || a[i].x1 != b[i].x1 || a[i].y1 != b[i].y1 ||
+                    a[i].radius != b[i].radius;
+      if (differs_[i] == 0 && !divergence_->parts.empty() && both && !a[i].part.empty()) {
+        differs_[i] = divergence_->parts.contains(std::string(a[i].part) + " " + std::to_string(a[i].id));
+      }
+    }
+  }
+
+  void add_world(std::size_t w, std::uint64_t t, view::FrameBatchWriter& out) {
+    std::uint64_t hash = 0;
+    const S* sim = shown(w, t, &hash);
+    if (sim == nullptr) return out.add_absent_world();
+    const replay::Player<S>& p = worlds_[w].player;
+    std::uint8_t flags = HasDraw<S> ? 0 : static_cast<std::uint8_t>(view::WorldFlags::not_drawable);
+    const bool own_state = worlds_[w].evidence && worlds_[w].evidence->tick() == t;
+    if (const std::optional<std::uint64_t> recorded = p.file().hash_at(t); recorded && !own_state) {
+      flags |= static_cast<std::uint8_t>(view::WorldFlags::hash_recorded);
+      if (*recorded != hash) flags |= static_cast<std::uint8_t>(view::WorldFlags::hash_mismatch);
+    }
+    if (!draws_[w].y_down) flags |= static_cast<std::uint8_t>(view::WorldFlags::y_up);
+    inputs_bytes_.assign(std::size_t{p.file().header.players} * S::Input::k_bytes, std::byte{0});
+    if (t > p.start_tick()) {
+      p.inputs_at(t, inputs_);
+      for (std::size_t i = 0; i < inputs_.size(); ++i) {
+        inputs_[i].to_bytes(std::span<std::byte, S::Input::k_bytes>(inputs_bytes_.data() + i * S::Input::k_bytes, S::Input::k_bytes));
+      }
+    }
+    out.add_world(hash, flags, inputs_bytes_, draws_[w], differs_);
+  }
+
+  std::vector<ViewWorld<S>> worlds_;
+  std::optional<ViewDivergence> divergence_;
+  std::uint64_t first_ = 0;
+  std::uint64_t last_ = 0;
+  std::vector<DrawList> draws_;
+  std::vector<std::uint8_t> differs_;  ///< per shape of the first world: 1 when it differs
+  std::vector<typename S::Input> inputs_;
+  std::vector<std::byte> inputs_bytes_;
+};
+
+struct ViewOptions {
+  std::vector<std::string> paths;
+  std::string listen = "127.0.0.1";
+  std::uint16_t port = 8760;
+  bool force = false;
+  std::uint64_t max_state_mb = replay::k_default_max_state_bytes >> 20;
+};
+
+template <Simulation S>
+ViewWorld<S> open_view_world(const std::string& path, std::string name, const ViewOptions& options) {
+  replay::ReplayFile file = read_or_throw(path);
+  note_truncation(path, file);
+  return ViewWorld<S>{open_or_throw<S>(std::move(file), options.force, options.max_state_mb), std::move(name), std::nullopt};
+}
+
+/// The divergence a field report found (none when identical).
+template <Simulation S>
+std::optional<ViewDivergence> view_divergence(Result<replay::DiffResult> result) {
+  if (!result) throw CommandError{result.error().message, k_exit_failed};
+  if (result->identical) return std::nullopt;
+  ViewDivergence divergence{result->divergence_tick, std::move(result).value(), {}};
+  for (const replay::FieldDifference& f : divergence.report.fields) {
+    if (std::string part = replay::describe_field<S>(f.path); !part.empty()) divergence.parts.insert(std::move(part));
+  }
+  return divergence;
+}
+
+/// The worlds of `view`: one replay (checked against its own recording), two replays (compared
+/// tick by tick), or two evidence folders (each replay with the participant's own state at the
+/// desync tick).
+template <Simulation S>
+ReplayView<S> open_view(const ViewOptions& options, bool evidence) {
+  std::vector<ViewWorld<S>> worlds;
+  std::optional<ViewDivergence> divergence;
+  const std::string& a = options.paths[0];
+  if (evidence) {
+    DiffOptions diff;
+    diff.paths = options.paths;
+    diff.force = options.force;
+    diff.max_state_mb = options.max_state_mb;
+    for (const std::string& folder : options.paths) {
+      ViewWorld<S> world = open_view_world<S>(folder + "/replay.lsr", folder, options);
+      BundleState<S> state = read_bundle_state<S>(folder);
+      world.evidence.emplace(std::move(state.sim), state.tick);
+      worlds.push_back(std::move(world));
+    }
+    divergence = view_divergence<S>(diff_bundles<S>(diff));
+  } else if (options.paths.size() == 2) {
+    worlds.push_back(open_view_world<S>(a, a, options));
+    worlds.push_back(open_view_world<S>(options.paths[1], options.paths[1], options));
+    Progress progress("compare", std::min(worlds[0].player.last_tick(), worlds[1].player.last_tick()));
+    divergence = view_divergence<S>(replay::diff_replays(worlds[0].player, worlds[1].player,
+                                                         [&progress](std::uint64_t t) { progress.update(t); }));
+  } else {
+    worlds.push_back(open_view_world<S>(a, a, options));
+    Progress progress("verify", worlds[0].player.last_tick());
+    divergence = view_divergence<S>(
+        replay::diff_against_recording(worlds[0].player, [&progress](std::uint64_t t) { progress.update(t); }));
+  }
+  return ReplayView<S>(std::move(worlds), std::move(divergence));
+}
+
+/// Serves the page until SIGINT or SIGTERM. Handlers only queue what pages ask; this loop
+/// answers, so re-simulation never runs inside a network handler.
+template <Simulation S>
+void serve_view(ReplayView<S>& view, const std::string& hello, const ViewOptions& options, int* exit_code) {
+  Result<std::unique_ptr<ViewServer>> started = ViewServer::start(ViewServerConfig{options.listen, options.port});
+  if (!started) throw CommandError{started.error().message, k_exit_network};
+  ViewServer& server = *started.value();
+  std::printf("view: ticks %llu to %llu; open %s in a browser (Ctrl-C stops)\n",
+              static_cast<unsigned long long>(view.first_tick()), static_cast<unsigned long long>(view.last_tick()),
+              server.url().c_str());
+  std::fflush(stdout);
+  catch_stop_signals();
+  std::vector<ViewEvent> events;
+  view::FrameBatchWriter batch;
+  while (stop_signal() == 0) {
+    events.clear();
+    server.poll(std::chrono::milliseconds(200), events);
+    for (const ViewEvent& event : events) {
+      if (event.kind == ViewEvent::Kind::opened) server.send_text(event.page, hello);
+      if (event.kind != ViewEvent::Kind::request) continue;
+      if (const auto* frames = std::get_if<view::FramesRequest>(&event.request)) {
+        if (Status made = view.frames(*frames, batch); !made) {
+          server.send_text(event.page, "{\"type\":\"error\",\"message\":" + view::json_string(made.error().message) + "}");
+        } else {
+          server.send_binary(event.page, batch.bytes());
+        }
+      } else {
+        server.send_text(event.page, "{\"type\":\"error\",\"message\":\"keys play a live session (lockstep play), not a replay\"}");
+      }
+    }
+  }
+  std::printf("view: stopped\n");
+  *exit_code = k_exit_ok;
+}
+
+template <class Sims>
+void view_command(const ViewOptions& options, int* exit_code) {
+  std::error_code error;
+  const bool evidence = std::filesystem::is_directory(options.paths[0], error);
+  if (options.paths.size() == 2 && evidence != std::filesystem::is_directory(options.paths[1], error)) {
+    throw CommandError{"view compares two replays or two evidence folders, not one of each"};
+  }
+  if (evidence && options.paths.size() != 2) {
+    throw CommandError{"an evidence folder is viewed beside another one (view FOLDER_A FOLDER_B)"};
+  }
+  const replay::ReplayFile first = read_or_throw(evidence ? options.paths[0] + "/replay.lsr" : options.paths[0]);
+  Sims::with(first.header.simulation, [&]<class S>() {
+    ReplayView<S> view = open_view<S>(options, evidence);
+    serve_view(view, view.hello_json(evidence), options, exit_code);
+  });
+}
+
+template <class Sims>
+void add_view_command(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<ViewOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "view", "Watch a replay in a web browser: play, pause, step, scrub; two replays or two desync evidence folders "
+              "are overlaid with what differs highlighted");
+  cmd->add_option("files", options->paths, "A replay, two replays, or two desync evidence folders")->required()->expected(1, 2);
+  cmd->add_option("--port", options->port, "TCP port to serve the page on (default 8760; 0: any free port)")
+      ->check(whole_number(0, 65535));
+  cmd->add_option("--listen", options->listen,
+                  "Address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 shows it to the network)");
+  cmd->add_flag("--force", options->force, "Open replays whose simulation compatibility id differs from this build's");
+  add_max_state_option(cmd, options->max_state_mb);
+  cmd->footer("The server runs until Ctrl-C (exit 0). The page takes ?tick=N to open at a tick, &paused=1, &speed=S "
+              "(0.25 to 8) and &interp=0 (no interpolation between ticks).");
+  cmd->callback([options, exit_code] { view_command<Sims>(*options, exit_code); });
+}
+
+}  // namespace lockstep::cli::detail

@@ -1,0 +1,393 @@
+// lockstep's viewer: draws frames the server streams over a WebSocket (protocol: view_protocol.hpp)
+// at the display's rate, blending the two latest ticks with alpha from a fixed-step accumulator,
+// the way the engine's FixedClock does. No build step, no external resources.
+'use strict';
+
+const params = new URLSearchParams(location.search);
+const WINDOW = 120;            // frames asked for at once, and kept ahead of the playhead
+const KEEP_BEHIND = 2;         // frames kept behind it (the previous tick, for blending)
+const MAX_FRAME_SECONDS = 0.25;  // a longer pause between two display frames is not caught up
+const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
+
+const SHAPE = { body: 1, fixed: 2, player: 3, spring: 4, rope: 5, wall: 6 };
+const WORLD_FLAG = { recorded: 1, mismatch: 2, absent: 4, notDrawable: 8, yUp: 16 };
+const PLAYER_COLOURS = ['#ff9f1c', '#2ec4b6', '#e71d73', '#c6e03b', '#b388ff', '#ffd166', '#06d6a0', '#f78c6b'];
+const COLOUR = { background: '#10141c', body: '#4aa3ff', fixed: '#8892a0', spring: '#e0c050', rope: '#c08040',
+                 wall: '#5a6270', differs: '#ff3b3b', other: '#ff8cff' };
+
+const $ = (id) => document.getElementById(id);
+const view = {
+  hello: null, frames: new Map(), tick: 0, playing: params.get('paused') !== '1',
+  speed: SPEEDS.includes(Number(params.get('speed'))) ? Number(params.get('speed')) : 1,
+  interpolate: params.get('interp') !== '0', accumulator: 0, lastTime: null, pending: null, socket: null,
+  drawn: null, displayFrames: 0, displaySince: 0, fps: 0, seekAsked: undefined,
+};
+
+// --- the connection --------------------------------------------------------------------------
+
+function connect() {
+  const socket = new WebSocket(`ws://${location.host}/ws`);
+  socket.binaryType = 'arraybuffer';
+  socket.onmessage = (event) => {
+    if (typeof event.data === 'string') onText(JSON.parse(event.data));
+    else onFrames(decodeBatch(event.data));
+  };
+  socket.onclose = () => {
+    if (document.body.dataset.state !== 'ended') setStatus('error', 'the server closed the connection');
+  };
+  view.socket = socket;
+}
+
+function onText(message) {
+  if (message.type === 'hello') return onHello(message);
+  if (message.type === 'error') return setStatus('error', message.message);
+}
+
+function onHello(hello) {
+  view.hello = hello;
+  const base = (path) => path.replace(/\/+$/, '').split('/').pop();
+  $('title').textContent = `${hello.mode} · ${hello.files.map(base).join(' vs ')} · ${hello.simulation}`;
+  $('title').title = hello.files.join('\n');
+  $('range').textContent = `of ${hello.start_tick}–${hello.last_tick}`;
+  $('hash-b-label').hidden = $('hash-b').parentElement.hidden = hello.worlds < 2;
+  $('inputs').innerHTML = '';
+  for (let p = 0; p < hello.players; ++p) $('inputs').appendChild(document.createElement('li'));
+  showDivergence(hello.divergence);
+  const wanted = Number(params.get('tick'));
+  seek(Number.isFinite(wanted) && params.has('tick') ? wanted : hello.start_tick);
+  setStatus('ready', hello.drawable ? '' : 'this simulation has no draw hook: timeline, hashes and inputs only');
+}
+
+function showDivergence(divergence) {
+  $('divergence').hidden = !divergence;
+  if (!divergence) return;
+  $('divergence-tick').textContent = divergence.tick;
+  $('divergence-note').textContent = divergence.note || '';
+  const list = $('divergence-fields');
+  list.innerHTML = '';
+  for (const field of divergence.fields) {
+    const item = document.createElement('li');
+    item.textContent = `${field.part ? field.part + ': ' : ''}${field.path} ${field.a} vs ${field.b}`;
+    list.appendChild(item);
+  }
+}
+
+function setStatus(state, text) {
+  document.body.dataset.state = state;
+  $('status').textContent = text || (state === 'ready' ? 'ready' : state);
+}
+
+// --- frames ----------------------------------------------------------------------------------
+
+function decodeBatch(buffer) {
+  const data = new DataView(buffer);
+  let at = 0;
+  const u8 = () => data.getUint8(at++);
+  const u16 = () => { const v = data.getUint16(at, true); at += 2; return v; };
+  const u32 = () => { const v = data.getUint32(at, true); at += 4; return v; };
+  const f32 = () => { const v = data.getFloat32(at, true); at += 4; return v; };
+  const u64 = () => { const v = data.getBigUint64(at, true); at += 8; return v; };
+  if (u8() !== 1) throw new Error('not a frame batch');
+  const worlds = u8(), players = u16(), inputBytes = u16(), count = u32();
+  const frames = [];
+  for (let f = 0; f < count; ++f) {
+    const frame = { tick: Number(u64()), worlds: [] };
+    for (let w = 0; w < worlds; ++w) {
+      const world = { hash: u64().toString(16).padStart(16, '0'), flags: u8(), inputs: [] };
+      for (let p = 0; p < players; ++p) {
+        world.inputs.push(new Uint8Array(buffer, at, inputBytes).slice());
+        at += inputBytes;
+      }
+      world.box = [f32(), f32(), f32(), f32()];
+      const shapes = u32();
+      world.shapes = new Array(shapes);
+      for (let s = 0; s < shapes; ++s) {
+        world.shapes[s] = { kind: u8(), flags: u8(), player: u16(), a: f32(), b: f32(), c: f32(), d: f32() };
+      }
+      frame.worlds.push(world);
+    }
+    frames.push(frame);
+  }
+  return frames;
+}
+
+function onFrames(frames) {
+  view.pending = null;
+  for (const frame of frames) {
+    if (frame.tick >= view.tick - KEEP_BEHIND && frame.tick <= view.tick + 3 * WINDOW) view.frames.set(frame.tick, frame);
+  }
+  prune();
+  requestAhead();
+}
+
+function prune() {
+  for (const tick of view.frames.keys()) {
+    if (tick < view.tick - KEEP_BEHIND || tick > view.tick + 3 * WINDOW) view.frames.delete(tick);
+  }
+}
+
+/// Asks for the next window of frames when fewer than a window lie ahead (one request at a time).
+function requestAhead() {
+  if (!view.hello || view.pending || view.socket.readyState !== WebSocket.OPEN) return;
+  let from = Math.max(view.hello.start_tick, view.tick - 1);
+  while (view.frames.has(from) && from <= view.hello.last_tick) ++from;
+  if (from > view.hello.last_tick || from > view.tick + WINDOW) return;
+  const count = Math.min(WINDOW, view.hello.last_tick - from + 1);
+  const message = new DataView(new ArrayBuffer(11));
+  message.setUint8(0, 1);
+  message.setBigUint64(1, BigInt(from), true);
+  message.setUint16(9, count, true);
+  view.pending = { from, count };
+  view.socket.send(message.buffer);
+}
+
+function seek(tick) {
+  if (!view.hello) return;
+  tick = Math.max(view.hello.start_tick, Math.min(view.hello.last_tick, Math.round(tick)));
+  view.tick = tick;
+  view.accumulator = 0;
+  prune();
+  view.seekAsked = performance.now();
+  // An answer still on its way for a window the playhead left is dropped on arrival (onFrames),
+  // and the next request starts from here.
+  requestAhead();
+}
+
+// --- the clock -------------------------------------------------------------------------------
+
+/// Advances the playhead by whole ticks at speed × tick rate, keeping the remainder as alpha:
+/// a stall (the next frame not here yet) holds the playhead and caps the accumulator at a tick.
+function advance(seconds) {
+  const dt = 1 / view.hello.tick_rate_hz;
+  view.accumulator += Math.min(seconds, MAX_FRAME_SECONDS) * view.speed;
+  while (view.accumulator >= dt) {
+    if (view.tick >= view.hello.last_tick) { view.playing = false; view.accumulator = 0; break; }
+    if (!view.frames.has(view.tick + 1)) { view.accumulator = dt; break; }
+    ++view.tick;
+    view.accumulator -= dt;
+  }
+  prune();
+  requestAhead();
+}
+
+function onAnimationFrame(time) {
+  const seconds = view.lastTime === null ? 0 : (time - view.lastTime) / 1000;
+  view.lastTime = time;
+  if (view.hello && view.playing) advance(seconds);
+  draw();
+  countDisplayFrames(time);
+  requestAnimationFrame(onAnimationFrame);
+}
+
+function countDisplayFrames(time) {
+  ++view.displayFrames;
+  if (time - view.displaySince >= 1000) {
+    view.fps = Math.round(view.displayFrames * 1000 / (time - view.displaySince));
+    view.displayFrames = 0;
+    view.displaySince = time;
+    $('fps').textContent = `${view.fps} frames/s at ${view.speed}× of ${view.hello ? view.hello.tick_rate_hz : '?'} ticks/s`;
+  }
+}
+
+// --- drawing ---------------------------------------------------------------------------------
+
+function draw() {
+  const canvas = $('world');
+  const context = canvas.getContext('2d');
+  const ratio = window.devicePixelRatio || 1;
+  const width = Math.round(canvas.clientWidth * ratio), height = Math.round(canvas.clientHeight * ratio);
+  if (canvas.width !== width || canvas.height !== height) { canvas.width = width; canvas.height = height; }
+  context.setTransform(1, 0, 0, 1, 0, 0);
+  context.fillStyle = COLOUR.background;
+  context.fillRect(0, 0, width, height);
+  const current = view.frames.get(view.tick);
+  if (!current) return;
+  const previous = view.frames.get(view.tick - 1);
+  const dt = view.hello ? 1 / view.hello.tick_rate_hz : 1;
+  const alpha = view.interpolate && view.playing && previous ? Math.min(1, view.accumulator / dt) : 1;
+  const transform = fit(current.worlds[0], width, height, ratio);
+  context.setTransform(transform.scale * ratio, 0, 0, transform.flip * transform.scale * ratio,
+                       transform.x * ratio, transform.y * ratio);
+  current.worlds.forEach((world, w) => {
+    if (world.flags & WORLD_FLAG.absent) return;
+    const before = previous && previous.worlds[w];
+    drawWorld(context, world, before && before.shapes.length === world.shapes.length ? before : null, alpha, w,
+              transform.scale);
+  });
+  report(current, alpha, transform);
+}
+
+/// World units to CSS pixels: the box fitted into the canvas with a margin, centred.
+function fit(world, width, height, ratio) {
+  const [minX, minY, maxX, maxY] = world.box;
+  const w = Math.max(maxX - minX, 1e-9), h = Math.max(maxY - minY, 1e-9);
+  const cssWidth = width / ratio, cssHeight = height / ratio, margin = 8;
+  const scale = Math.min((cssWidth - 2 * margin) / w, (cssHeight - 2 * margin) / h);
+  const flip = world.flags & WORLD_FLAG.yUp ? -1 : 1;
+  const x = (cssWidth - scale * w) / 2 - scale * minX;
+  const y = flip > 0 ? (cssHeight - scale * h) / 2 - scale * minY : (cssHeight + scale * h) / 2 + scale * minY;
+  return { scale, x, y, flip };
+}
+
+const mix = (a, b, t) => a + (b - a) * t;
+
+/// Draws one world. The second world of a comparison is drawn only where it differs from the
+/// first (as outlines), since everywhere else the two are the same.
+function drawWorld(context, world, before, alpha, index, scale) {
+  const overlay = index > 0;
+  const pixel = 1 / scale;
+  for (let s = 0; s < world.shapes.length; ++s) {
+    const shape = world.shapes[s];
+    if (overlay && !(shape.flags & 1)) continue;
+    const old = before ? before.shapes[s] : shape;
+    const a = mix(old.a, shape.a, alpha), b = mix(old.b, shape.b, alpha);
+    const c = mix(old.c, shape.c, alpha), d = mix(old.d, shape.d, alpha);
+    const differs = (shape.flags & 1) !== 0;
+    switch (shape.kind) {
+      case SHAPE.wall:
+        context.strokeStyle = COLOUR.wall;
+        context.lineWidth = 2 * pixel;
+        context.strokeRect(a, b, c - a, d - b);
+        break;
+      case SHAPE.spring: case SHAPE.rope:
+        context.strokeStyle = differs ? COLOUR.differs : overlay ? COLOUR.other : shape.kind === SHAPE.spring ? COLOUR.spring : COLOUR.rope;
+        context.lineWidth = (shape.kind === SHAPE.rope ? 3 : 1.5) * pixel;
+        context.setLineDash(shape.kind === SHAPE.spring ? [4 * pixel, 3 * pixel] : []);
+        context.beginPath(); context.moveTo(a, b); context.lineTo(c, d); context.stroke();
+        context.setLineDash([]);
+        break;
+      default: {
+        const radius = Math.max(c, 1.5 * pixel);
+        const colour = differs ? COLOUR.differs
+          : shape.kind === SHAPE.player ? PLAYER_COLOURS[shape.player % PLAYER_COLOURS.length]
+          : shape.kind === SHAPE.fixed ? COLOUR.fixed : COLOUR.body;
+        context.beginPath();
+        context.arc(a, b, radius, 0, 2 * Math.PI);
+        if (overlay) {
+          context.strokeStyle = differs ? COLOUR.differs : COLOUR.other;
+          context.lineWidth = 1.5 * pixel;
+          context.stroke();
+        } else {
+          context.fillStyle = colour;
+          context.fill();
+        }
+        if (differs) {
+          context.strokeStyle = COLOUR.differs;
+          context.lineWidth = 2 * pixel;
+          context.beginPath(); context.arc(a, b, radius + 4 * pixel, 0, 2 * Math.PI); context.stroke();
+        }
+        if (shape.kind === SHAPE.player && !overlay) drawInput(context, world, shape, a, b, radius, pixel);
+      }
+    }
+  }
+}
+
+/// A player's buttons as arrows around its body (the built-in input), or nothing.
+function drawInput(context, world, shape, x, y, radius, pixel) {
+  const bits = buttonBits(world.inputs[shape.player]);
+  if (bits === null) return;
+  context.strokeStyle = '#ffffff';
+  context.lineWidth = 2 * pixel;
+  const reach = radius + 10 * pixel;
+  const arrow = (dx, dy) => { context.beginPath(); context.moveTo(x + dx * radius, y + dy * radius);
+                              context.lineTo(x + dx * reach, y + dy * reach); context.stroke(); };
+  if (bits & 1) arrow(0, -1);
+  if (bits & 2) arrow(-1, 0);
+  if (bits & 4) arrow(1, 0);
+  if (bits & 8) { context.beginPath(); context.arc(x, y, radius + 3 * pixel, 0, 2 * Math.PI); context.stroke(); }
+}
+
+function buttonBits(input) {
+  if (!input || !view.hello || !view.hello.input_layout.startsWith('u16le buttons')) return null;
+  return input[0] | (input[1] << 8);
+}
+
+function describeInput(input) {
+  const bits = buttonBits(input);
+  if (bits === null) return input ? Array.from(input, (b) => b.toString(16).padStart(2, '0')).join(' ') : '';
+  const names = [];
+  if (bits & 1) names.push('up');
+  if (bits & 2) names.push('left');
+  if (bits & 4) names.push('right');
+  if (bits & 8) names.push('action');
+  return names.length ? names.join(' + ') : 'none';
+}
+
+/// What was drawn, in the DOM: the tests read it there.
+function report(frame, alpha, transform) {
+  const world = frame.worlds[0];
+  if (view.drawn !== frame.tick) {
+    view.drawn = frame.tick;
+    $('tick').textContent = frame.tick;
+    $('hash').textContent = world.hash;
+    $('hash-note').textContent = world.flags & WORLD_FLAG.mismatch ? 'differs from the recorded hash'
+      : world.flags & WORLD_FLAG.recorded ? 'as recorded' : '';
+    if (frame.worlds.length > 1) $('hash-b').textContent = frame.worlds[1].flags & WORLD_FLAG.absent ? '–' : frame.worlds[1].hash;
+    const items = $('inputs').children;
+    for (let p = 0; p < items.length; ++p) items[p].textContent = describeInput(world.inputs[p]);
+    document.body.dataset.drawnTick = frame.tick;
+    document.body.dataset.drawnHash = world.hash;
+    $('world').dataset.transform = `${transform.scale} ${transform.x} ${transform.y} ${transform.flip}`;
+    if (view.seekAsked !== undefined) {
+      document.body.dataset.seekMs = Math.round(performance.now() - view.seekAsked);
+      view.seekAsked = undefined;
+    }
+  }
+  $('alpha').textContent = alpha.toFixed(2);
+  $('play').textContent = view.playing ? 'pause' : 'play';
+  drawTimeline();
+}
+
+function drawTimeline() {
+  const canvas = $('timeline');
+  const context = canvas.getContext('2d');
+  const width = canvas.clientWidth, height = canvas.clientHeight;
+  if (canvas.width !== width || canvas.height !== height) { canvas.width = width; canvas.height = height; }
+  const hello = view.hello;
+  context.fillStyle = '#181e29';
+  context.fillRect(0, 0, width, height);
+  if (!hello) return;
+  const span = Math.max(1, hello.last_tick - hello.start_tick);
+  const x = (tick) => (tick - hello.start_tick) / span * (width - 1);
+  context.fillStyle = '#3b5b8c';
+  for (const [first, last] of hello.hash_ranges) context.fillRect(x(first), height - 8, Math.max(1, x(last) - x(first)), 8);
+  context.fillStyle = '#7fd1b9';
+  for (const tick of hello.keyframes) context.fillRect(x(tick) - 1, 0, 2, 10);
+  if (hello.truncated) { context.fillStyle = '#ffb74d'; context.fillRect(width - 4, 0, 4, height); }
+  if (hello.divergence) { context.fillStyle = '#ff3b3b'; context.fillRect(x(hello.divergence.tick) - 1, 0, 3, height); }
+  context.fillStyle = '#ffffff';
+  context.fillRect(x(view.tick) - 1, 8, 2, height - 16);
+}
+
+// --- controls --------------------------------------------------------------------------------
+
+function wireControls() {
+  $('play').onclick = () => { view.playing = !view.playing; view.accumulator = 0; };
+  $('back').onclick = () => { view.playing = false; seek(view.tick - 1); };
+  $('forward').onclick = () => { view.playing = false; seek(view.tick + 1); };
+  $('speed').value = String(view.speed);
+  $('speed').onchange = () => { view.speed = Number($('speed').value); };
+  $('interpolate').checked = view.interpolate;
+  $('interpolate').onchange = () => { view.interpolate = $('interpolate').checked; };
+  const timeline = $('timeline');
+  const scrub = (event) => {
+    if (!view.hello) return;
+    const box = timeline.getBoundingClientRect();
+    const t = Math.min(1, Math.max(0, (event.clientX - box.left) / box.width));
+    seek(view.hello.start_tick + t * (view.hello.last_tick - view.hello.start_tick));
+  };
+  timeline.onpointerdown = (event) => { timeline.setPointerCapture(event.pointerId); scrub(event); };
+  timeline.onpointermove = (event) => { if (event.buttons) scrub(event); };
+  document.addEventListener('keydown', (event) => {
+    if (event.key === 'p') $('play').onclick();
+    else if (event.key === ',') $('back').onclick();
+    else if (event.key === '.') $('forward').onclick();
+  });
+}
+
+// For tests and the console: move the playhead, and read what was drawn.
+window.lockstepView = { seek, state: () => ({ tick: view.tick, drawn: view.drawn, playing: view.playing }) };
+
+wireControls();
+connect();
+requestAnimationFrame(onAnimationFrame);
