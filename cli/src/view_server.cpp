@@ -6,6 +6,7 @@
 #include <utility>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
@@ -21,6 +22,24 @@ using tcp = asio::ip::tcp;
 
 /// The asset a request's target names ("/" is the page), or none. The query is ignored: the
 /// page reads it itself.
+/// Whether a request comes from a page this server served. A browser lets any web site open a
+/// WebSocket to 127.0.0.1, and a site whose name resolves to 127.0.0.1 (DNS rebinding) reaches
+/// the server under its own name; both send their own name as Host or Origin. So the Host must be
+/// an IP address or localhost, and an Origin, when there is one, this very host.
+bool from_own_page(const http::request<http::empty_body>& request) {
+  const std::string_view host(request[http::field::host].data(), request[http::field::host].size());
+  std::string_view name = host;
+  if (name.starts_with('[')) {
+    name = name.substr(1, name.find(']') == std::string_view::npos ? 0 : name.find(']') - 1);
+  } else if (const std::size_t colon = name.rfind(':'); colon != std::string_view::npos) {
+    name = name.substr(0, colon);
+  }
+  if (name.empty() || (name != "localhost" && !ViewServer::is_address(std::string(name)))) return false;
+  const auto origin = request.find(http::field::origin);
+  if (origin == request.end()) return true;
+  return std::string_view(origin->value().data(), origin->value().size()) == "http://" + std::string(host);
+}
+
 const ViewAsset* find_asset(std::string_view target) {
   target = target.substr(0, target.find('?'));
   if (target == "/") target = "/index.html";
@@ -48,6 +67,7 @@ struct ViewServer::Impl {
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
   asio::io_context io;
   tcp::acceptor acceptor{io};
+  asio::steady_timer accept_retry{io};
   std::string address;
 
   void accept();
@@ -76,16 +96,26 @@ class ViewServer::Impl::Page : public std::enable_shared_from_this<Page> {
 
   void send(std::vector<std::byte> bytes, bool binary) {
     if (closing_) return;
-    if (queue_.size() >= k_max_queued_messages) {
+    // One message always goes out, however large; past that, a page that does not read is closed.
+    if (!queue_.empty() && queued_bytes_ + bytes.size() > k_max_queued_bytes) {
       ++server_->stats.slow_pages_closed;
-      close(websocket::close_code::policy_error);
+      close();
       return;
     }
+    queued_bytes_ += bytes.size();
     queue_.push_back(Outgoing{std::move(bytes), binary});
     if (queue_.size() == 1) write_next();
   }
 
-  [[nodiscard]] std::size_t queued() const { return queue_.size(); }
+  [[nodiscard]] std::size_t queued_bytes() const { return queued_bytes_; }
+
+  /// Reads the page's next message: one per poll, after the command has seen the last one, so a
+  /// page that floods requests waits for its answers instead of filling the event queue.
+  void resume() {
+    if (!waiting_ || closing_) return;
+    waiting_ = false;
+    read();
+  }
 
  private:
   struct Outgoing {
@@ -98,6 +128,8 @@ class ViewServer::Impl::Page : public std::enable_shared_from_this<Page> {
   }
 
   void on_read(beast::error_code error) {
+    if (closing_) return;
+    if (error == websocket::error::message_too_big) ++server_->stats.bad_messages;
     if (error) return gone();
     const auto data = buffer_.cdata();
     const std::span<const std::byte> message(static_cast<const std::byte*>(data.data()), data.size());
@@ -107,11 +139,11 @@ class ViewServer::Impl::Page : public std::enable_shared_from_this<Page> {
     if (!request) {
       // A page that speaks anything else is not the viewer's page: close it rather than guess.
       ++server_->stats.bad_messages;
-      close(websocket::close_code::policy_error);
+      close();
       return;
     }
     server_->events.push_back(ViewEvent{ViewEvent::Kind::request, id_, std::move(request).value()});
-    read();
+    waiting_ = true;
   }
 
   void write_next() {
@@ -119,18 +151,24 @@ class ViewServer::Impl::Page : public std::enable_shared_from_this<Page> {
     ws_.async_write(asio::buffer(queue_.front().bytes),
                     [self = shared_from_this()](beast::error_code error, std::size_t) {
                       if (error) return self->gone();
+                      self->queued_bytes_ -= self->queue_.front().bytes.size();
                       self->queue_.pop_front();
                       if (!self->queue_.empty()) self->write_next();
                     });
   }
 
-  void close(websocket::close_code code) {
+  /// Drops a page that broke the protocol or does not read: the socket is closed at once (no
+  /// close handshake a hostile page could stretch out); pending handlers then end with errors.
+  void close() {
     if (closing_) return;
     const auto self = shared_from_this();  // gone() drops the server's hold on this page
     closing_ = true;
-    queue_.clear();
+    if (queue_.size() > 1) queue_.resize(1);  // the one being written stays until its handler runs
+    queued_bytes_ = queue_.empty() ? 0 : queue_.front().bytes.size();
     gone();
-    ws_.async_close(code, [self](beast::error_code) {});
+    beast::error_code ignored;
+    beast::get_lowest_layer(ws_).socket().shutdown(tcp::socket::shutdown_both, ignored);
+    beast::get_lowest_layer(ws_).socket().close(ignored);
   }
 
   /// The page is closed or broken: say so once, and let the last handler free it.
@@ -143,7 +181,9 @@ class ViewServer::Impl::Page : public std::enable_shared_from_this<Page> {
   beast::flat_buffer buffer_;
   std::uint32_t id_;
   std::deque<Outgoing> queue_;
+  std::size_t queued_bytes_ = 0;
   bool closing_ = false;
+  bool waiting_ = false;  ///< a request was handed to the command; reading resumes at the next poll
 };
 
 /// One HTTP connection: answers GETs for the page's files until it upgrades to a WebSocket.
@@ -173,6 +213,11 @@ class ViewServer::Impl::HttpConnection : public std::enable_shared_from_this<Htt
     }
     ++server_->stats.http_requests;
     http::request<http::empty_body> request = parser_->release();
+    if (!from_own_page(request)) {
+      ++server_->stats.foreign_requests;
+      request.keep_alive(false);  // nothing more for it here
+      return respond_error(request, http::status::forbidden, "forbidden: not this viewer's page\n");
+    }
     if (websocket::is_upgrade(request) && request.target() == "/ws") {
       stream_.expires_never();
       auto page = std::make_shared<Page>(server_, stream_.release_socket(), server_->next_page++);
@@ -183,27 +228,30 @@ class ViewServer::Impl::HttpConnection : public std::enable_shared_from_this<Htt
   }
 
   void respond(const http::request<http::empty_body>& request) {
+    if (request.method() != http::verb::get && request.method() != http::verb::head) {
+      return respond_error(request, http::status::method_not_allowed, "only GET\n");
+    }
+    const ViewAsset* asset = find_asset(std::string_view(request.target().data(), request.target().size()));
+    if (asset == nullptr) return respond_error(request, http::status::not_found, "not found\n");
+    send(request, http::status::ok, asset->content_type, asset->bytes);
+  }
+
+  void respond_error(const http::request<http::empty_body>& request, http::status status, std::string_view text) {
+    send(request, status, "text/plain; charset=utf-8", text);
+  }
+
+  void send(const http::request<http::empty_body>& request, http::status status, std::string_view type,
+            std::string_view body) {
     auto response = std::make_shared<http::response<http::string_body>>();
     response->version(request.version());
     response->keep_alive(request.keep_alive());
+    response->result(status);
     response->set(http::field::server, "lockstep view");
     response->set(http::field::cache_control, "no-store");
-    const ViewAsset* asset = find_asset(std::string_view(request.target().data(), request.target().size()));
-    if (request.method() != http::verb::get && request.method() != http::verb::head) {
-      response->result(http::status::method_not_allowed);
-      response->set(http::field::content_type, "text/plain");
-      response->body() = "only GET\n";
-    } else if (asset == nullptr) {
-      response->result(http::status::not_found);
-      response->set(http::field::content_type, "text/plain");
-      response->body() = "not found\n";
-    } else {
-      response->result(http::status::ok);
-      response->set(http::field::content_type, std::string(asset->content_type));
-      if (request.method() == http::verb::get) response->body() = std::string(asset->bytes);
-    }
+    response->set(http::field::content_type, std::string(type));
+    if (request.method() != http::verb::head) response->body() = std::string(body);
     response->prepare_payload();
-    if (request.method() == http::verb::head && asset != nullptr) response->content_length(asset->bytes.size());
+    if (request.method() == http::verb::head) response->content_length(body.size());
     http::async_write(stream_, *response, [self = shared_from_this(), response](beast::error_code error, std::size_t) {
       if (error || !response->keep_alive()) {
         beast::error_code ignored;
@@ -223,7 +271,15 @@ class ViewServer::Impl::HttpConnection : public std::enable_shared_from_this<Htt
 void ViewServer::Impl::accept() {
   acceptor.async_accept([this](beast::error_code error, tcp::socket socket) {
     if (error == asio::error::operation_aborted) return;
-    if (!error) {
+    if (error) {
+      // Out of descriptors or buffers: try again shortly rather than spin on the same failure.
+      accept_retry.expires_after(std::chrono::milliseconds(100));
+      accept_retry.async_wait([this](beast::error_code waited) {
+        if (!waited) accept();
+      });
+      return;
+    }
+    {
       if (shared->connections >= k_max_connections) {
         ++shared->stats.refused_connections;
         beast::error_code ignored;
@@ -274,12 +330,16 @@ std::string ViewServer::url() const { return "http://" + impl_->address + ":" + 
 void ViewServer::poll(std::chrono::milliseconds timeout, std::vector<ViewEvent>& events) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   impl_->io.restart();
+  for (const auto& [id, page] : impl_->shared->pages) page->resume();
   while (impl_->shared->events.empty()) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) break;
     if (impl_->io.run_one_for(deadline - now) == 0) break;
   }
-  impl_->io.poll();  // whatever else is ready, without waiting
+  // Whatever else is ready, without waiting, but a bounded amount: a flood of connections must
+  // not keep the command from its own work.
+  for (int handlers = 0; handlers < k_max_handlers_per_poll && impl_->io.poll_one() > 0; ++handlers) {
+  }
   events.insert(events.end(), std::make_move_iterator(impl_->shared->events.begin()), std::make_move_iterator(impl_->shared->events.end()));
   impl_->shared->events.clear();
 }
@@ -302,9 +362,15 @@ void ViewServer::broadcast_text(std::string_view text) {
   for (const std::uint32_t id : ids) send_text(id, text);
 }
 
-std::size_t ViewServer::queued(std::uint32_t page) const {
+std::size_t ViewServer::queued_bytes(std::uint32_t page) const {
   const auto found = impl_->shared->pages.find(page);
-  return found == impl_->shared->pages.end() ? 0 : found->second->queued();
+  return found == impl_->shared->pages.end() ? 0 : found->second->queued_bytes();
+}
+
+bool ViewServer::is_address(const std::string& address) {
+  beast::error_code error;
+  (void)asio::ip::make_address(address, error);
+  return !error;
 }
 
 ViewServerStats ViewServer::stats() const { return impl_->shared->stats; }

@@ -29,8 +29,13 @@ function connect() {
   const socket = new WebSocket(`ws://${location.host}/ws`);
   socket.binaryType = 'arraybuffer';
   socket.onmessage = (event) => {
-    if (typeof event.data === 'string') onText(JSON.parse(event.data));
-    else onFrames(decodeBatch(event.data));
+    try {
+      if (typeof event.data === 'string') onText(JSON.parse(event.data));
+      else onFrames(decodeBatch(event.data));
+    } catch (error) {
+      view.pending = null;
+      setStatus('error', `a message from the server did not decode: ${error.message}`);
+    }
   };
   socket.onclose = () => {
     if (document.body.dataset.state !== 'ended') setStatus('error', 'the server closed the connection');
@@ -40,7 +45,11 @@ function connect() {
 
 function onText(message) {
   if (message.type === 'hello') return onHello(message);
-  if (message.type === 'error') return setStatus('error', message.message);
+  if (message.type === 'error') {
+    // The request it answers is over: the next move of the playhead asks again.
+    view.pending = null;
+    return setStatus('error', message.message);
+  }
 }
 
 function onHello(hello) {

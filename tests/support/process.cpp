@@ -129,6 +129,8 @@ bool RunningProcess::wait_for_tick(std::uint64_t tick, int timeout_ms) {
       timeout_ms);
 }
 
+std::string RunningProcess::output() const { return read_file(out_path_); }
+
 bool RunningProcess::wait_until(const std::function<bool(const std::string& out)>& seen, int timeout_ms) {
   for (int waited = 0; waited <= timeout_ms; waited += 10) {
     if (seen(read_file(out_path_))) return true;

@@ -38,6 +38,8 @@ class RunningProcess {
   bool wait_for(const std::string& text, int timeout_ms = 30'000);
   /// Waits until a participant's statistics line ("net: tick N, …") says it stepped `tick`.
   bool wait_for_tick(std::uint64_t tick, int timeout_ms = 60'000);
+  /// What the process has printed on stdout so far.
+  [[nodiscard]] std::string output() const;
   ProcessResult finish();
 
  private:

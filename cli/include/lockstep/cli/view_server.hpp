@@ -4,10 +4,14 @@
 /// and queue it; the command's own loop polls the server, steps its simulation and sends frames,
 /// so no simulation is ever called from a network handler.
 ///
+/// Only pages it served may talk to it: requests naming another site (Host, Origin) are refused,
+/// so a web site open in the same browser cannot read or drive a session.
+///
 /// Everything a page sends is untrusted and bounded: requests of at most a few kilobytes of
 /// headers and no body, WebSocket messages of at most view::k_max_request_bytes, at most
-/// k_max_connections connections, and a few queued messages per page, past which a page that
-/// does not read is closed. The server's memory is therefore bounded whatever a client does.
+/// k_max_connections connections, and at most k_max_queued_bytes of messages waiting for each
+/// page, past which a page that does not read is closed. The server's own memory is therefore
+/// bounded (about k_max_connections × k_max_queued_bytes) whatever a client does.
 
 #include <chrono>
 #include <cstddef>
@@ -52,15 +56,19 @@ struct ViewServerStats {
   std::uint64_t pages_opened = 0;
   std::uint64_t bad_messages = 0;         ///< WebSocket messages that did not decode (the page is closed)
   std::uint64_t refused_connections = 0;  ///< over k_max_connections
-  std::uint64_t slow_pages_closed = 0;    ///< pages that let k_max_queued_messages pile up
+  std::uint64_t foreign_requests = 0;     ///< refused: from a page of another site (Host, Origin)
+  std::uint64_t slow_pages_closed = 0;    ///< pages that let more than k_max_queued_bytes pile up
 };
 
 class ViewServer {
  public:
-  static constexpr std::size_t k_max_connections = 16;
-  static constexpr std::size_t k_max_queued_messages = 8;
+  static constexpr std::size_t k_max_connections = 8;
+  /// Two full frame batches and change: a page that asks for one batch at a time never nears it.
+  static constexpr std::size_t k_max_queued_bytes = 2 * view::k_max_batch_bytes + (1u << 20);
   static constexpr std::size_t k_max_header_bytes = 8 << 10;
   static constexpr std::chrono::seconds k_http_timeout{30};
+  /// Handlers one poll runs beyond the first, so that no crowd of clients starves the command.
+  static constexpr int k_max_handlers_per_poll = 256;
 
   /// Listens on the configured address and port. Fails with a message naming both.
   static Result<std::unique_ptr<ViewServer>> start(const ViewServerConfig& config);
@@ -74,17 +82,20 @@ class ViewServer {
   [[nodiscard]] std::string url() const;
 
   /// Serves the network until something arrives from a page or `timeout` passes, then appends
-  /// what arrived to `events`.
+  /// what arrived to `events`. Each page has at most one request among them: its next message
+  /// is read at the next poll, after the caller has answered this one.
   void poll(std::chrono::milliseconds timeout, std::vector<ViewEvent>& events);
 
-  /// Sends a binary or text message to a page (nothing, when it is gone). A page with
-  /// k_max_queued_messages unsent is closed instead.
+  /// Sends a binary or text message to a page (nothing, when it is gone). A page that would have
+  /// more than k_max_queued_bytes unsent is closed instead.
   void send_binary(std::uint32_t page, std::span<const std::byte> bytes);
   void send_text(std::uint32_t page, std::string_view text);
   /// Sends a text message to every open page.
   void broadcast_text(std::string_view text);
-  /// Messages queued for a page and not yet written (0 for a page that is gone).
-  [[nodiscard]] std::size_t queued(std::uint32_t page) const;
+  /// Bytes queued for a page and not yet written (0 for a page that is gone).
+  [[nodiscard]] std::size_t queued_bytes(std::uint32_t page) const;
+  /// Whether `address` is an IPv4 or IPv6 address the server could be asked to listen on.
+  [[nodiscard]] static bool is_address(const std::string& address);
   [[nodiscard]] ViewServerStats stats() const;
 
  private:

@@ -71,6 +71,10 @@ struct ViewWorld {
   replay::Player<S> player;
   std::string name;
   std::optional<Runner<S>> evidence;  ///< its own state at the evidence tick
+  /// The first tick whose recorded hash re-simulation does not reproduce, when known. From there
+  /// on the file's keyframes hold the recording's states, not re-simulation's, so ticks past it
+  /// are reached by stepping from before it: a tick looks the same however the page got there.
+  std::optional<std::uint64_t> diverges_at;
 };
 
 /// Answers a page's requests for frames from one or two worlds.
@@ -80,12 +84,13 @@ class ReplayView {
   ReplayView(std::vector<ViewWorld<S>> worlds, std::optional<ViewDivergence> divergence)
       : worlds_(std::move(worlds)), divergence_(std::move(divergence)) {
     first_ = worlds_[0].player.start_tick();
-    last_ = worlds_[0].player.last_tick();
+    last_ = ~std::uint64_t{0};
     for (const ViewWorld<S>& w : worlds_) {
       first_ = std::max(first_, w.player.start_tick());
+      // An evidence folder ends at its own state, which may lie past its replay's last tick.
       last_ = std::min(last_, w.evidence ? w.evidence->tick() : w.player.last_tick());
     }
-    if (worlds_[0].evidence) last_ = worlds_[0].evidence->tick();
+    if (first_ > last_) throw CommandError{"the files share no tick to show"};
     draws_.resize(worlds_.size());
   }
 
@@ -151,7 +156,8 @@ class ReplayView {
            ",\"fields\":[" + fields + "]}";
   }
 
-  /// Brings a world's player to tick t: the next tick is one step, anything else a seek.
+  /// Brings a world's player to tick t: the next tick is one step, anything else a seek (from
+  /// before the world's divergence, when t lies past it).
   static Status place(ViewWorld<S>& world, std::uint64_t t) {
     replay::Player<S>& p = world.player;
     if (t > p.last_tick() || p.tick() == t) return {};
@@ -159,7 +165,10 @@ class ReplayView {
       Result<std::uint64_t> stepped = p.step();
       return stepped ? Status{} : Status(stepped.error());
     }
-    Result<replay::PlayOutcome> sought = p.seek(t);
+    std::uint64_t from = t;
+    if (world.diverges_at && *world.diverges_at > p.start_tick()) from = std::min(t, *world.diverges_at - 1);
+    if (p.tick() < t && p.tick() >= from) from = p.tick();  // already on the way: step on
+    Result<replay::PlayOutcome> sought = p.seek(from);
     if (!sought) return sought.error();
     // A recorded hash that does not hold stops a seek there; the view goes on to show what
     // re-simulation gives (and marks the mismatch).
@@ -219,7 +228,7 @@ class ReplayView {
     }
     if (!draws_[w].y_down) flags |= static_cast<std::uint8_t>(view::WorldFlags::y_up);
     inputs_bytes_.assign(std::size_t{p.file().header.players} * S::Input::k_bytes, std::byte{0});
-    if (t > p.start_tick()) {
+    if (t > p.start_tick() && t <= p.last_tick()) {
       p.inputs_at(t, inputs_);
       for (std::size_t i = 0; i < inputs_.size(); ++i) {
         inputs_[i].to_bytes(std::span<std::byte, S::Input::k_bytes>(inputs_bytes_.data() + i * S::Input::k_bytes, S::Input::k_bytes));
@@ -250,7 +259,8 @@ template <Simulation S>
 ViewWorld<S> open_view_world(const std::string& path, std::string name, const ViewOptions& options) {
   replay::ReplayFile file = read_or_throw(path);
   note_truncation(path, file);
-  return ViewWorld<S>{open_or_throw<S>(std::move(file), options.force, options.max_state_mb), std::move(name), std::nullopt};
+  return ViewWorld<S>{open_or_throw<S>(std::move(file), options.force, options.max_state_mb), std::move(name), std::nullopt,
+                      std::nullopt};
 }
 
 /// The divergence a field report found (none when identical).
@@ -296,6 +306,7 @@ ReplayView<S> open_view(const ViewOptions& options, bool evidence) {
     Progress progress("verify", worlds[0].player.last_tick());
     divergence = view_divergence<S>(
         replay::diff_against_recording(worlds[0].player, [&progress](std::uint64_t t) { progress.update(t); }));
+    if (divergence) worlds[0].diverges_at = divergence->tick;
   }
   return ReplayView<S>(std::move(worlds), std::move(divergence));
 }
@@ -331,12 +342,21 @@ void serve_view(ReplayView<S>& view, const std::string& hello, const ViewOptions
       }
     }
   }
-  std::printf("view: stopped\n");
+  const ViewServerStats stats = server.stats();
+  std::printf("view: stopped; %llu page%s opened, %llu closed for bad messages, %llu closed for not reading, %llu "
+              "connections refused, %llu requests from other sites refused\n",
+              static_cast<unsigned long long>(stats.pages_opened), stats.pages_opened == 1 ? "" : "s",
+              static_cast<unsigned long long>(stats.bad_messages), static_cast<unsigned long long>(stats.slow_pages_closed),
+              static_cast<unsigned long long>(stats.refused_connections),
+              static_cast<unsigned long long>(stats.foreign_requests));
   *exit_code = k_exit_ok;
 }
 
 template <class Sims>
 void view_command(const ViewOptions& options, int* exit_code) {
+  if (!ViewServer::is_address(options.listen)) {
+    throw CommandError{"--listen '" + options.listen + "' is not an IPv4 or IPv6 address"};
+  }
   std::error_code error;
   const bool evidence = std::filesystem::is_directory(options.paths[0], error);
   if (options.paths.size() == 2 && evidence != std::filesystem::is_directory(options.paths[1], error)) {
