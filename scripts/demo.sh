@@ -64,4 +64,5 @@ if [ "${verified##* }" != "${hash##* }" ]; then
 fi
 echo
 echo "Every participant and the replay ended on the same state hash: ${hash##* }"
+echo "Watch it in a browser: $lockstep view $work/host.lsr (then open the address it prints)"
 echo "Next: $lockstep --help; $lockstep run --sync-test; $lockstep regress; $lockstep lab ball"
