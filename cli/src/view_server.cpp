@@ -362,6 +362,20 @@ void ViewServer::broadcast_text(std::string_view text) {
   for (const std::uint32_t id : ids) send_text(id, text);
 }
 
+void ViewServer::broadcast_binary(std::span<const std::byte> bytes, std::size_t skip_backlog) {
+  std::vector<std::uint32_t> ids;
+  for (const auto& [id, page] : impl_->shared->pages) {
+    if (page->queued_bytes() <= skip_backlog) ids.push_back(id);
+  }
+  for (const std::uint32_t id : ids) send_binary(id, bytes);
+}
+
+std::size_t ViewServer::queued_bytes_total() const {
+  std::size_t total = 0;
+  for (const auto& [id, page] : impl_->shared->pages) total += page->queued_bytes();
+  return total;
+}
+
 std::size_t ViewServer::queued_bytes(std::uint32_t page) const {
   const auto found = impl_->shared->pages.find(page);
   return found == impl_->shared->pages.end() ? 0 : found->second->queued_bytes();

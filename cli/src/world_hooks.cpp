@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "lockstep/cli/numbers.hpp"
+#include "lockstep/cli/view_protocol.hpp"
 #include "lockstep/cli/progress.hpp"
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/replay/golden.hpp"
@@ -114,6 +115,16 @@ void Hooks<World>::draw(const World& world, DrawList& out) {
     min_x = params.min_px.x, min_y = params.min_px.y, max_x = params.max_px.x, max_y = params.max_px.y;
   }
   out.min_x = min_x, out.min_y = min_y, out.max_x = max_x, out.max_y = max_y;
+}
+
+ButtonInput Hooks<World>::input_from_keys(std::uint8_t keys) {
+  auto held = [keys](view::KeyBits key) { return (keys & static_cast<std::uint8_t>(key)) != 0; };
+  ButtonInput input;
+  if (held(view::KeyBits::up)) input.buttons |= ButtonInput::k_up;
+  if (held(view::KeyBits::left)) input.buttons |= ButtonInput::k_left;
+  if (held(view::KeyBits::right)) input.buttons |= ButtonInput::k_right;
+  if (held(view::KeyBits::action)) input.buttons |= ButtonInput::k_action;
+  return input;
 }
 
 void Hooks<World>::perturb(World& world) {

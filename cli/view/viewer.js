@@ -21,6 +21,7 @@ const view = {
   speed: SPEEDS.includes(Number(params.get('speed'))) ? Number(params.get('speed')) : 1,
   interpolate: params.get('interp') !== '0', accumulator: 0, lastTime: null, pending: null, socket: null,
   drawn: null, displayFrames: 0, displaySince: 0, fps: 0, seekAsked: undefined,
+  live: null,  // a live session (play, --view): { arrival } of the latest frame, which the server pushes
 };
 
 // --- the connection --------------------------------------------------------------------------
@@ -45,6 +46,7 @@ function connect() {
 
 function onText(message) {
   if (message.type === 'hello') return onHello(message);
+  if (message.type === 'status') return onStatus(message);
   if (message.type === 'error') {
     // The request it answers is over: the next move of the playhead asks again.
     view.pending = null;
@@ -62,6 +64,15 @@ function onHello(hello) {
   $('inputs').innerHTML = '';
   for (let p = 0; p < hello.players; ++p) $('inputs').appendChild(document.createElement('li'));
   showDivergence(hello.divergence);
+  if (hello.mode === 'live') {
+    view.live = { arrival: performance.now(), end: hello.last_tick };
+    view.playing = true;
+    for (const element of document.querySelectorAll('.live')) element.hidden = false;
+    $('local-player').textContent = hello.local_player;
+    for (const id of ['play', 'back', 'forward', 'speed']) $(id).disabled = true;
+    setStatus('ready', 'live: the session runs on the server; your keys play');
+    return;
+  }
   const wanted = Number(params.get('tick'));
   seek(Number.isFinite(wanted) && params.has('tick') ? wanted : hello.start_tick);
   setStatus('ready', hello.drawable ? '' : 'this simulation has no draw hook: timeline, hashes and inputs only');
@@ -122,6 +133,15 @@ function decodeBatch(buffer) {
 
 function onFrames(frames) {
   view.pending = null;
+  if (view.live) {
+    // Live frames arrive once per tick: the newest is the playhead, blended in from the one before.
+    for (const frame of frames) view.frames.set(frame.tick, frame);
+    view.tick = frames.length ? frames[frames.length - 1].tick : view.tick;
+    view.live.arrival = performance.now();
+    view.hello.last_tick = Math.max(view.hello.last_tick, view.tick);
+    prune();
+    return;
+  }
   for (const frame of frames) {
     if (frame.tick >= view.tick - KEEP_BEHIND && frame.tick <= view.tick + 3 * WINDOW) view.frames.set(frame.tick, frame);
   }
@@ -137,7 +157,7 @@ function prune() {
 
 /// Asks for the next window of frames when fewer than a window lie ahead (one request at a time).
 function requestAhead() {
-  if (!view.hello || view.pending || view.socket.readyState !== WebSocket.OPEN) return;
+  if (!view.hello || view.pending || view.live || view.socket.readyState !== WebSocket.OPEN) return;
   let from = Math.max(view.hello.start_tick, view.tick - 1);
   while (view.frames.has(from) && from <= view.hello.last_tick) ++from;
   if (from > view.hello.last_tick || from > view.tick + WINDOW) return;
@@ -151,7 +171,7 @@ function requestAhead() {
 }
 
 function seek(tick) {
-  if (!view.hello) return;
+  if (!view.hello || view.live) return;
   tick = Math.max(view.hello.start_tick, Math.min(view.hello.last_tick, Math.round(tick)));
   view.tick = tick;
   view.accumulator = 0;
@@ -182,7 +202,7 @@ function advance(seconds) {
 function onAnimationFrame(time) {
   const seconds = view.lastTime === null ? 0 : (time - view.lastTime) / 1000;
   view.lastTime = time;
-  if (view.hello && view.playing) advance(seconds);
+  if (view.hello && view.playing && !view.live) advance(seconds);
   draw();
   countDisplayFrames(time);
   requestAnimationFrame(onAnimationFrame);
@@ -213,7 +233,8 @@ function draw() {
   if (!current) return;
   const previous = view.frames.get(view.tick - 1);
   const dt = view.hello ? 1 / view.hello.tick_rate_hz : 1;
-  const alpha = view.interpolate && view.playing && previous ? Math.min(1, view.accumulator / dt) : 1;
+  const elapsed = view.live ? (performance.now() - view.live.arrival) / 1000 : view.accumulator;
+  const alpha = view.interpolate && view.playing && previous ? Math.min(1, elapsed / dt) : 1;
   const transform = fit(current.worlds[0], width, height, ratio);
   context.setTransform(transform.scale * ratio, 0, 0, transform.flip * transform.scale * ratio,
                        transform.x * ratio, transform.y * ratio);
@@ -388,11 +409,55 @@ function wireControls() {
   timeline.onpointerdown = (event) => { timeline.setPointerCapture(event.pointerId); scrub(event); };
   timeline.onpointermove = (event) => { if (event.buttons) scrub(event); };
   document.addEventListener('keydown', (event) => {
+    if (view.live) return;
     if (event.key === 'p') $('play').onclick();
     else if (event.key === ',') $('back').onclick();
     else if (event.key === '.') $('forward').onclick();
   });
 }
+
+// --- a live session: the keys a person holds, and the session's state --------------------------
+
+const KEYS = { ArrowUp: 1, KeyW: 1, ArrowLeft: 2, KeyA: 2, ArrowRight: 4, KeyD: 4, ArrowDown: 8, KeyS: 8, Space: 16 };
+const KEY_NAMES = ['up', 'left', 'right', 'down', 'action'];
+const heldCodes = new Set();  // ArrowLeft and KeyA both hold left: releasing one keeps it while the other is down
+let held = 0;
+
+/// Sends the keys held whenever they change; the server samples them once per tick.
+function setKeys(keys) {
+  if (keys === held) return;
+  held = keys;
+  $('keys-held').textContent = KEY_NAMES.filter((_, bit) => keys & (1 << bit)).join(' + ') || 'none';
+  if (view.socket && view.socket.readyState === WebSocket.OPEN) view.socket.send(new Uint8Array([2, keys]));
+}
+
+function onKey(event, down) {
+  if (!view.live || KEYS[event.code] === undefined) return;
+  event.preventDefault();
+  if (down) heldCodes.add(event.code);
+  else heldCodes.delete(event.code);
+  let keys = 0;
+  for (const code of heldCodes) keys |= KEYS[code];
+  setKeys(keys);
+}
+
+function onStatus(status) {
+  $('session').textContent = `tick ${status.tick} of ${view.live.end || '∞'} · ${status.state}` +
+    (status.message ? ` · ${status.message}` : '');
+  const rtt = status.rtt_ms === null ? 'none (local)' : `${status.rtt_ms} ms`;
+  $('network').textContent = `input delay ${status.input_delay} · rtt ${rtt} · stalls ${status.stalls}`;
+  document.body.dataset.sessionTick = status.tick;
+  document.body.dataset.sessionHash = status.hash;
+  document.body.dataset.keys = status.keys;
+  document.body.dataset.keysFromTick = status.keys_from_tick;
+  if (status.state === 'ended' || status.state === 'failed' || status.state === 'desync' || status.state === 'host lost') {
+    setStatus('ended', status.message || status.state);
+  }
+}
+
+document.addEventListener('keydown', (event) => onKey(event, true));
+document.addEventListener('keyup', (event) => onKey(event, false));
+window.addEventListener('blur', () => { heldCodes.clear(); setKeys(0); });
 
 // For tests and the console: move the playhead, and read what was drawn.
 window.lockstepView = { seek, state: () => ({ tick: view.tick, drawn: view.drawn, playing: view.playing }) };

@@ -317,3 +317,76 @@ TEST_CASE("no request, message or crowd of connections crashes the view server o
   INFO("peak resident memory " << stopped.peak_rss_kb << " KiB");
   CHECK(stopped.peak_rss_kb < 400 * 1024);
 }
+
+TEST_CASE("play takes a page's keys as player 0's input from the tick it says, records them and ends cleanly",
+          "[tools][view][play]") {
+  TempDir dir;
+  RunningProcess play(k_lockstep, {"play", "--ticks", "120", "--bodies", "50", "--record", dir.file("p.lsr"), "--port", "0"});
+  REQUIRE(play.wait_for("in a browser", 60'000));
+  const std::uint16_t port = testing::view_port(play.output());
+  REQUIRE(port != 0);
+  ViewPage page(port);
+  CHECK_THAT(page.read_text(), Catch::Contains("\"mode\":\"live\""));
+  // The status that first reports `keys` says from which tick they apply.
+  auto applied_from = [&page](unsigned keys) -> long {
+    const std::regex status("\"keys\":" + std::to_string(keys) + ",\"keys_from_tick\":([0-9]+)");
+    for (int i = 0; i < 2000; ++i) {
+      bool text = false;
+      const std::optional<std::string> message = page.read(&text);
+      if (!message) return -1;
+      std::smatch match;
+      if (text && std::regex_search(*message, match, status)) return std::stol(match[1].str());
+    }
+    return -1;
+  };
+  REQUIRE(page.send(view::encode_request(view::KeysRequest{static_cast<std::uint8_t>(view::KeyBits::left)})));
+  const long left_from = applied_from(2);
+  REQUIRE(page.send(view::encode_request(view::KeysRequest{0})));
+  const long left_until = applied_from(0);
+  REQUIRE(left_from > 0);
+  REQUIRE(left_until > left_from);
+  bool ended = false;
+  for (int i = 0; i < 2000 && !ended; ++i) {
+    bool text = false;
+    const std::optional<std::string> message = page.read(&text);
+    if (!message) break;
+    ended = text && message->find("\"state\":\"ended\"") != std::string::npos;
+  }
+  CHECK(ended);
+  const ProcessResult done = play.finish();
+  CHECK(done.exit_code == 0);
+  const ProcessResult replayed = run_process(k_lockstep, {"replay", dir.file("p.lsr")});
+  CHECK(replayed.exit_code == 0);
+  CHECK(replayed.last_line().substr(replayed.last_line().rfind(' ')) == done.last_line().substr(done.last_line().rfind(' ')));
+  const ProcessResult rows = run_process(k_lockstep, {"export", dir.file("p.lsr"), "--inputs", "--fields", "params.substeps"});
+  const std::regex row("\\{\"tick\":([0-9]+),\"hash\":\"[0-9a-f]+\",\"inputs\":\\[\"([0-9a-f]{4})\"");
+  std::size_t checked = 0;
+  for (const std::string& line : rows.lines()) {
+    std::smatch match;
+    if (!std::regex_search(line, match, row)) continue;
+    const long tick = std::stol(match[1].str());
+    INFO("tick " << tick);
+    CHECK(match[2].str() == (tick >= left_from && tick < left_until ? "0200" : "0000"));
+    ++checked;
+  }
+  CHECK(checked == 120);
+}
+
+TEST_CASE("play closes a page that sends keys no keyboard has, and plays on", "[tools][view][play][hostile]") {
+  RunningProcess play(k_lockstep, {"play", "--ticks", "600", "--bodies", "10", "--port", "0"});
+  REQUIRE(play.wait_for("in a browser", 60'000));
+  const std::uint16_t port = testing::view_port(play.output());
+  {
+    ViewPage bad(port);
+    bad.read_text();
+    bad.send(std::vector<std::byte>{std::byte{2}, std::byte{0x80}});
+    bool closed = false;
+    for (int i = 0; i < 1000 && !closed; ++i) closed = !bad.read().has_value();
+    CHECK(closed);
+  }
+  ViewPage good(port);
+  CHECK_THAT(good.read_text(), Catch::Contains("\"mode\":\"live\""));
+  const ProcessResult done = play.finish();
+  CHECK(done.exit_code == 0);
+  CHECK(std::regex_match(done.last_line(), std::regex("tick 600 hash [0-9a-f]{16}")));
+}

@@ -6,7 +6,8 @@
 /// int main(int argc, char** argv) { return lockstep::cli::main<MySim>(argc, argv); }
 /// ```
 ///
-/// gives `run`, `replay`, `info`, `diff`, `regress`, `export`, `view`, `host`, `join` and `spectate`, with
+/// gives `run`, `replay`, `info`, `diff`, `regress`, `export`, `view`, `play` (for a simulation
+/// whose hooks map keys to an input), `host`, `join` and `spectate`, with
 /// the options, output lines and exit codes of the `lockstep` program (which is
 /// `cli::main<World>`). What a simulation adds (configuration options, bots, descriptions, commands
 /// of its own) comes through `cli::Hooks<S>` (hooks.hpp); none is required.
@@ -23,6 +24,7 @@
 #include "lockstep/cli/command.hpp"
 #include "lockstep/cli/detail/export_command.hpp"
 #include "lockstep/cli/detail/net_commands.hpp"
+#include "lockstep/cli/detail/play_command.hpp"
 #include "lockstep/cli/detail/replay_commands.hpp"
 #include "lockstep/cli/detail/run_command.hpp"
 #include "lockstep/cli/detail/simulations.hpp"
@@ -66,6 +68,23 @@ int main(int argc, char** argv, const std::string& program = {}) {
   detail::add_replay_commands<Known>(app, &exit_code);
   detail::add_export_command<Known>(app, &exit_code);
   detail::add_view_command<Known>(app, &exit_code);
+  // `play` for the simulations whose hooks map keys to an input.
+  if constexpr ((detail::HasKeys<Sims> || ...)) {
+    CLI::App* play = app.add_subcommand("play", "Play a local session from the browser with the keyboard, bots in the "
+                                                "other slots, and record it");
+    detail::add_sim_option<Known>(play);
+    for_chosen([&]<class S>() {
+      if constexpr (detail::HasKeys<S>) {
+        detail::add_play_command<S>(play, &exit_code);
+      } else {
+        play->allow_extras();  // whatever options follow, say why there is no play
+        play->callback([] {
+          throw CommandError{"simulation '" + std::string(S::k_name) +
+                             "' maps no keys to an input (Hooks<S>::input_from_keys): it cannot be played"};
+        });
+      }
+    });
+  }
   CLI::App* host = app.add_subcommand("host", "Host a networked lockstep session over UDP");
   CLI::App* join = app.add_subcommand("join", "Join a session as a player");
   CLI::App* spectate = app.add_subcommand("spectate", "Watch a session: receive the inputs and step with them");

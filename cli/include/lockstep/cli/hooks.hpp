@@ -31,6 +31,9 @@
 ///   // units with a bounding box. Default: nothing drawn (the viewer still shows the timeline,
 ///   // hashes and inputs).
 ///   static void draw(const MySim& sim, DrawList& out);
+///   // The input of the keys a person holds (view::KeyBits: up, left, right, down, action), for
+///   // `play`. Without it the simulation has no `play`.
+///   static MySim::Input input_from_keys(std::uint8_t keys);
 ///   // Commands of its own (the built-in world's `lab`).
 ///   static void add_commands(CLI::App& app, int* exit_code);
 ///   // Regression cases of its own kind in `regress DIR` (besides replay files, which every
@@ -121,6 +124,16 @@ concept HasPerturb = requires(S& sim) { Hooks<S>::perturb(sim); };
 
 template <class S>
 concept HasDraw = requires(const S& sim, DrawList& out) { Hooks<S>::draw(sim, out); };
+
+template <class S>
+concept HasKeys = requires(std::uint8_t keys) {
+  { Hooks<S>::input_from_keys(keys) } -> std::same_as<typename S::Input>;
+};
+
+template <HasKeys S>
+typename S::Input input_from_keys(std::uint8_t keys) {
+  return Hooks<S>::input_from_keys(keys);
+}
 
 template <class S>
 concept HasCaseKind = requires(const std::filesystem::path& path) {

@@ -90,10 +90,14 @@ class ViewServer {
   /// more than k_max_queued_bytes unsent is closed instead.
   void send_binary(std::uint32_t page, std::span<const std::byte> bytes);
   void send_text(std::uint32_t page, std::string_view text);
-  /// Sends a text message to every open page.
+  /// Sends a message to every open page.
   void broadcast_text(std::string_view text);
+  /// `skip_backlog`: a page with more than this many bytes unsent is skipped (live frames).
+  void broadcast_binary(std::span<const std::byte> bytes, std::size_t skip_backlog = k_max_queued_bytes);
   /// Bytes queued for a page and not yet written (0 for a page that is gone).
   [[nodiscard]] std::size_t queued_bytes(std::uint32_t page) const;
+  /// Bytes queued for every page together.
+  [[nodiscard]] std::size_t queued_bytes_total() const;
   /// Whether `address` is an IPv4 or IPv6 address the server could be asked to listen on.
   [[nodiscard]] static bool is_address(const std::string& address);
   [[nodiscard]] ViewServerStats stats() const;

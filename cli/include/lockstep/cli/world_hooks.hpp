@@ -47,6 +47,8 @@ struct Hooks<World> {
   /// Bodies (static ones and players' apart), springs, rope links and the walls, in pixels; the
   /// box is the walls, or the bodies' extent in a world without walls.
   static void draw(const World& world, DrawList& out);
+  /// Up, left, right and action are the buttons of the same names; down does nothing.
+  static ButtonInput input_from_keys(std::uint8_t keys);
 
   /// `lab ball` and `lab energy`.
   static void add_commands(CLI::App& app, int* exit_code);

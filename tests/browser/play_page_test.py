@@ -1,0 +1,99 @@
+"""`lockstep play` in a real browser: real key events (the DevTools protocol's Input domain, through
+the page's own keyboard handlers) become player 0's inputs at the ticks the server says it
+sampled them; the recording holds exactly those inputs and replays bit for bit; the page says
+when the session has ended.
+
+usage: play_page_test.py LOCKSTEP WORK_DIR
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cdp import Browser  # noqa: E402
+
+failures = []
+
+
+def check(condition, message):
+    print(("ok   " if condition else "FAIL ") + message, flush=True)
+    if not condition:
+        failures.append(message)
+
+
+def key(browser, kind, name, code, key_code, keys_after):
+    """One real key event; returns the first tick the server played with the keys it leaves held
+    (`keys_after`, as the page's KeyBits)."""
+    browser.key(kind, name, code, key_code)
+    return int(browser.wait_for(f"document.body.dataset.keys === '{keys_after}' && document.body.dataset.keysFromTick",
+                                timeout=60, what=f"the server to apply keys {keys_after}"))
+
+
+def wait_tick(browser, tick):
+    browser.wait_for(f"Number(document.body.dataset.sessionTick) >= {tick}", timeout=120, what=f"tick {tick}")
+
+
+def main():
+    lockstep, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    os.makedirs(work, exist_ok=True)
+    record = os.path.join(work, "played.lsr")
+    process = subprocess.Popen([lockstep, "play", "--ticks", "300", "--bodies", "100", "--seed", "5", "--record", record,
+                                "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    banner = process.stdout.readline() + process.stdout.readline()
+    url = re.search(r"open (http://\S+) in a browser", banner).group(1)
+    with Browser() as browser:
+        browser.navigate(url)
+        wait_tick(browser, 20)
+        up_from = key(browser, "keyDown", "ArrowUp", "ArrowUp", 38, 1)
+        wait_tick(browser, up_from + 30)
+        up_until = key(browser, "keyUp", "ArrowUp", "ArrowUp", 38, 0)
+        wait_tick(browser, up_until + 10)
+        # D (right, the WASD way), then space with it, then each let go.
+        right_from = key(browser, "keyDown", "d", "KeyD", 68, 4)
+        wait_tick(browser, right_from + 10)
+        both_from = key(browser, "keyDown", " ", "Space", 32, 20)
+        wait_tick(browser, both_from + 20)
+        both_until = key(browser, "keyUp", " ", "Space", 32, 4)
+        wait_tick(browser, both_until + 10)
+        right_until = key(browser, "keyUp", "d", "KeyD", 68, 0)
+        browser.wait_for("document.body.dataset.state === 'ended'", timeout=120, what="the page to say the session ended")
+        ended = browser.evaluate("document.getElementById('status').textContent")
+        check(ended == "the session has ended", f"the page says the session has ended ({ended!r})")
+        drawn = browser.wait_for("document.body.dataset.drawnTick === '300' && document.getElementById('hash').textContent",
+                                 timeout=30, what="the page to draw tick 300")
+    out, err = process.communicate(timeout=60)
+    check(process.returncode == 0, f"play exits 0 ({process.returncode}: {err.strip()})")
+    final = out.strip().splitlines()[-1]
+    check(final.split()[-1] == drawn, f"the page drew the hash play ended on ({drawn})")
+    print(f"     up held for ticks {up_from}-{up_until - 1}, right for {right_from}-{right_until - 1} and action with it "
+          f"for {both_from}-{both_until - 1}; {final}")
+
+    replay = subprocess.run([lockstep, "replay", record], capture_output=True, text=True)
+    check(replay.returncode == 0 and replay.stdout.strip().endswith(final.split()[-1]),
+          f"the recording verifies and ends on play's hash ({replay.stdout.strip()})")
+    rows = subprocess.run([lockstep, "export", record, "--inputs", "--fields", "params.tick_rate_hz"],
+                          capture_output=True, text=True).stdout.splitlines()
+    player0 = {row["tick"]: row["inputs"][0] for row in map(json.loads, rows) if row["tick"] > 0}
+    expected = {t: "0000" for t in player0}
+    for t in range(up_from, up_until):
+        expected[t] = "0100"  # ButtonInput up, little-endian
+    for t in range(right_from, right_until):
+        expected[t] = "0400"  # right
+    for t in range(both_from, both_until):
+        expected[t] = "0c00"  # right and action
+    wrong = [(t, player0[t], expected[t]) for t in sorted(player0) if player0[t] != expected[t]]
+    check(len(player0) == 300 and not wrong,
+          f"player 0's recorded inputs are the keys at the ticks the server applied them ({len(player0)} ticks; "
+          f"wrong: {wrong[:4]})")
+    if failures:
+        print(f"{len(failures)} checks failed")
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
