@@ -7,6 +7,7 @@
 #include <atomic>
 #include <stdexcept>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,19 +30,32 @@ using lockstep::testing::TempDir;
 
 namespace {
 
+/// One seeded bot per player, and the inputs they give for the next tick (no allocation once made).
+class BotInputs {
+ public:
+  BotInputs(std::uint64_t seed, std::uint32_t players) : inputs_(players) {
+    for (std::uint32_t p = 0; p < players; ++p) bots_.emplace_back(seed, p);
+  }
+  std::span<const ButtonInput> next() {
+    for (std::size_t p = 0; p < bots_.size(); ++p) inputs_[p] = bots_[p].next();
+    return inputs_;
+  }
+
+ private:
+  std::vector<Bot> bots_;
+  std::vector<ButtonInput> inputs_;
+};
+
 /// Every hash of `ticks` bot-played ticks of `config` on `threads` threads.
 std::vector<std::uint64_t> hashes_of(WorldConfig config, std::uint32_t threads, int ticks) {
   config.threads = threads;
   Result<Runner<World>> runner = Runner<World>::create(config, 7);
   REQUIRE(runner.ok());
   REQUIRE(runner->simulation().threads() == threads);
-  std::vector<Bot> bots;
-  for (std::uint32_t p = 0; p < config.players; ++p) bots.emplace_back(7, p);
-  std::vector<ButtonInput> inputs(config.players);
+  BotInputs bots(7, config.players);
   std::vector<std::uint64_t> hashes{runner->hash()};
   for (int t = 0; t < ticks; ++t) {
-    for (std::size_t p = 0; p < bots.size(); ++p) inputs[p] = bots[p].next();
-    Result<std::uint64_t> hash = runner->step(inputs);
+    Result<std::uint64_t> hash = runner->step(bots.next());
     REQUIRE(hash.ok());
     hashes.push_back(hash.value());
   }
@@ -95,13 +109,10 @@ TEST_CASE("a world stepping on 2 threads allocates nothing per tick once running
   config.threads = 2;
   Result<World> world = World::create(config, 9);
   REQUIRE(world.ok());
-  std::vector<Bot> bots;
-  for (std::uint32_t p = 0; p < config.players; ++p) bots.emplace_back(9, p);
-  std::vector<ButtonInput> inputs(config.players);
+  BotInputs bots(9, config.players);
   int failed = 0;
   auto tick = [&] {  // no assertion inside: Catch may allocate
-    for (std::size_t p = 0; p < bots.size(); ++p) inputs[p] = bots[p].next();
-    failed += world->step(inputs).ok() ? 0 : 1;
+    failed += world->step(bots.next()).ok() ? 0 : 1;
   };
   for (int t = 0; t < 300; ++t) tick();  // the pool starts, the contact lists grow to the pile
   lockstep::testing::AllocationCount count;
@@ -186,14 +197,11 @@ TEST_CASE("a world changes its thread count between ticks without a change of ha
   const std::vector<std::uint64_t> one = hashes_of(config, 1, 200);
   Result<World> world = World::create(config, 7);
   REQUIRE(world.ok());
-  std::vector<Bot> bots;
-  for (std::uint32_t p = 0; p < config.players; ++p) bots.emplace_back(7, p);
-  std::vector<ButtonInput> inputs(config.players);
+  BotInputs bots(7, config.players);
   Xxh3Sink sink;
   for (std::uint64_t t = 1; t <= 200; ++t) {
     if (t % 50 == 0) world->set_threads(static_cast<std::uint32_t>(1 + t / 50));
-    for (std::size_t p = 0; p < bots.size(); ++p) inputs[p] = bots[p].next();
-    REQUIRE(world->step(inputs).ok());
+    REQUIRE(world->step(bots.next()).ok());
     REQUIRE(canonical_hash(sink, t, world.value()) == one[t]);
   }
 }
@@ -204,12 +212,9 @@ TEST_CASE("the sync test passes on 2 threads", "[engine][threads][sync]") {
   config.threads = 2;
   Result<Runner<World>> runner = Runner<World>::create(config, 11);
   REQUIRE(runner.ok());
-  std::vector<Bot> bots;
-  for (std::uint32_t p = 0; p < config.players; ++p) bots.emplace_back(11, p);
-  std::vector<ButtonInput> inputs(config.players);
+  BotInputs bots(11, config.players);
   for (int t = 0; t < 300; ++t) {
-    for (std::size_t p = 0; p < bots.size(); ++p) inputs[p] = bots[p].next();
-    Result<std::uint64_t> hash = runner->step_sync_test(inputs);
+    Result<std::uint64_t> hash = runner->step_sync_test(bots.next());
     INFO((hash ? std::string() : hash.error().message));
     REQUIRE(hash.ok());
   }
