@@ -1,7 +1,7 @@
-"""`lockstep play` in a real browser: real key events (the DevTools protocol's Input domain, through
-the page's own keyboard handlers) become player 0's inputs at the ticks the server says it
-sampled them; the recording holds exactly those inputs and replays bit for bit; the page says
-when the session has ended.
+"""`lockstep play`, and `host`/`join --view`, in a real browser: real key events (the DevTools
+protocol's Input domain, through the page's own keyboard handlers) become the local player's
+inputs at the ticks the server says it sampled them; the recording holds exactly those inputs
+and replays bit for bit; the page says when the session has ended, and when the host is lost.
 
 usage: play_page_test.py LOCKSTEP WORK_DIR
 """
@@ -9,6 +9,7 @@ usage: play_page_test.py LOCKSTEP WORK_DIR
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 
@@ -88,11 +89,107 @@ def main():
     check(len(player0) == 300 and not wrong,
           f"player 0's recorded inputs are the keys at the ticks the server applied them ({len(player0)} ticks; "
           f"wrong: {wrong[:4]})")
+    networked(lockstep, work)
+    host_lost(lockstep)
+    desync_shown(lockstep, work)
     if failures:
         print(f"{len(failures)} checks failed")
         return 1
     print("all checks passed")
     return 0
+
+
+def free_udp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
+def view_url(process, who):
+    """Reads a participant's lines up to the one that gives its page's address."""
+    for _ in range(50):
+        line = process.stdout.readline()
+        match = re.search(r"watch and play at (http://\S+) in a browser", line)
+        if match:
+            return match.group(1)
+    raise RuntimeError(f"{who} printed no page address")
+
+
+def inputs_of(lockstep, record, slot):
+    rows = subprocess.run([lockstep, "export", record, "--inputs", "--fields", "params.substeps"],
+                          capture_output=True, text=True).stdout.splitlines()
+    return {row["tick"]: row["inputs"][slot] for row in map(json.loads, rows) if row["tick"] > 0}
+
+
+def networked(lockstep, work):
+    """host --view: the host's page plays slot 0 of a real two-process session over UDP."""
+    port, record = free_udp_port(), os.path.join(work, "hosted.lsr")
+    host = subprocess.Popen([lockstep, "host", "--port", port, "--players", "2", "--ticks", "400", "--bodies", "100",
+                             "--record", record, "--view=0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = view_url(host, "host")
+    peer = subprocess.Popen([lockstep, "join", f"127.0.0.1:{port}", "--bot"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    with Browser() as browser:
+        browser.navigate(url)
+        wait_tick(browser, 40)
+        left_from = key(browser, "keyDown", "ArrowLeft", "ArrowLeft", 37, 2)
+        wait_tick(browser, left_from + 30)
+        left_until = key(browser, "keyUp", "ArrowLeft", "ArrowLeft", 37, 0)
+        network = browser.evaluate("document.getElementById('network').textContent")
+        check(re.fullmatch(r"input delay \d+ · rtt [0-9.]+ ms · stalls \d+", network) is not None,
+              f"the host's page shows the input delay, the round trip and stalls ({network!r})")
+        browser.wait_for("document.body.dataset.state === 'ended'", timeout=120, what="the session to end")
+    out, _ = host.communicate(timeout=60)
+    peer.wait(timeout=60)
+    check(host.returncode == 0, f"host --view exits 0 ({host.returncode})")
+    final = out.strip().splitlines()[-1]
+    replay = subprocess.run([lockstep, "replay", record], capture_output=True, text=True)
+    check(replay.returncode == 0 and replay.stdout.strip().endswith(final.split()[-1]),
+          f"the host's recording verifies ({replay.stdout.strip()})")
+    slot0 = inputs_of(lockstep, record, 0)
+    wrong = [(t, v) for t, v in sorted(slot0.items()) if v != ("0200" if left_from <= t < left_until else "0000")]
+    check(len(slot0) == 400 and not wrong,
+          f"slot 0's recorded inputs are the host page's keys from tick {left_from} to {left_until - 1} (wrong: {wrong[:4]})")
+
+
+def host_lost(lockstep):
+    """join --view: when the host dies, the page says the host is lost."""
+    port = free_udp_port()
+    host = subprocess.Popen([lockstep, "host", "--port", port, "--players", "2", "--bot", "--ticks", "100000",
+                             "--bodies", "50"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peer = subprocess.Popen([lockstep, "join", f"127.0.0.1:{port}", "--view=0", "--timeout-ms", "1000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = view_url(peer, "join")
+    with Browser() as browser:
+        browser.navigate(url)
+        wait_tick(browser, 30)
+        host.kill()
+        host.wait()
+        browser.wait_for("document.body.dataset.state === 'ended'", timeout=60, what="the page to hear the host is gone")
+        said = browser.evaluate("document.getElementById('session').textContent")
+        check("host lost" in said, f"the peer's page says the host is lost ({said!r})")
+    peer.communicate(timeout=60)
+    check(peer.returncode == 3, f"the peer exits 3 when the host is gone ({peer.returncode})")
+
+
+def desync_shown(lockstep, work):
+    """join --view: a desync is said on the page, with the evidence folder."""
+    port, evidence = free_udp_port(), os.path.join(work, "evidence")
+    os.makedirs(evidence, exist_ok=True)
+    host = subprocess.Popen([lockstep, "host", "--port", port, "--players", "2", "--bot", "--ticks", "1200",
+                             "--bodies", "50", "--evidence-dir", evidence], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    peer = subprocess.Popen([lockstep, "join", f"127.0.0.1:{port}", "--bot", "--view=0", "--debug-perturb-tick", "300",
+                             "--evidence-dir", evidence], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = view_url(peer, "join")
+    with Browser() as browser:
+        browser.navigate(url)
+        browser.wait_for("document.body.dataset.state === 'ended'", timeout=120, what="the page to hear of the desync")
+        said = browser.evaluate("document.getElementById('session').textContent")
+        check("desync · desync at tick 300; evidence: " in said, f"the peer's page says the desync and its evidence ({said!r})")
+    peer.communicate(timeout=60)
+    host.communicate(timeout=60)
+    check(peer.returncode == 1, f"the perturbed peer exits 1 ({peer.returncode})")
 
 
 if __name__ == "__main__":

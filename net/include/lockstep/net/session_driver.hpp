@@ -32,6 +32,10 @@ struct DriverOptions {
   NetSimConfig netsim;  ///< only for the "joined … netsim …" line; the socket applies it
   /// A player's reconnect key file, written once welcomed (empty: none).
   std::string key_file;
+  /// Called after every tick the session steps, and once every loop (a program's own display
+  /// and controls: the command line's `--view` page). Neither may step or change the session.
+  std::function<void()> each_tick;
+  std::function<void()> each_loop;
 };
 
 /// How a driven session ended: the session's result, and the signal that stopped it (or 0).
@@ -80,7 +84,10 @@ DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_contex
           const SessionParameters& p = session.parameters();
           return options.input ? options.input(p.slot, p.seed, tick) : typename S::Input{};
         },
-        [] {});
+        [&options] {
+          if (options.each_tick) options.each_tick();
+        });
+    if (options.each_loop) options.each_loop();
     for (ProtocolEvent event; session.poll_event(event);) {
       const std::optional<Instant> start = session.protocol().start_time();
       const auto countdown_ms = start && *start > now ? (*start - now).count() / 1000 : 0;

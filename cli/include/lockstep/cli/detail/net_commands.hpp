@@ -4,6 +4,7 @@
 // `tick <N> hash <16 hex>`. Exit codes: 0 finished, 1 desync, 2 bad arguments or refused,
 // 3 the network failed, 128 + N stopped by signal N.
 
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "lockstep/cli/command.hpp"
+#include "lockstep/cli/detail/live_view.hpp"
 #include "lockstep/cli/detail/run_command.hpp"
 #include "lockstep/cli/hooks.hpp"
 #include "lockstep/cli/numbers.hpp"
@@ -49,6 +51,91 @@ struct NetOptions {
   std::uint32_t timeout_ms = 5000;
   // join
   std::string key_file;
+  // everyone: the page (--view[=PORT])
+  std::string view;
+  CLI::Option* view_option = nullptr;
+};
+
+/// `--view`: the session on a web page, which also plays the local player with the keyboard
+/// (unless --bot plays it). Frames and status go out after every tick; the page's keys come in
+/// every loop and are sampled when the session asks for the local input.
+template <class S>
+class NetView {
+ public:
+  /// The page's server when --view was given, else null.
+  static std::unique_ptr<NetView> start_if_asked(const NetOptions<S>& o, const net::DriverOptions<S>& driver) {
+    if (o.view_option == nullptr || o.view_option->count() == 0) return nullptr;
+    std::uint16_t port = 8760;
+    if (!o.view.empty()) {
+      unsigned parsed = 0;
+      const auto [end, error] = std::from_chars(o.view.data(), o.view.data() + o.view.size(), parsed);
+      if (error != std::errc{} || end != o.view.data() + o.view.size() || parsed > 65535) {
+        throw CommandError{"--view '" + o.view + "' is not a port (0 to 65535): write --view=PORT"};
+      }
+      port = static_cast<std::uint16_t>(parsed);
+    }
+    Result<std::unique_ptr<ViewServer>> started = ViewServer::start(ViewServerConfig{"127.0.0.1", port});
+    if (!started) throw CommandError{started.error().message, k_exit_network};
+    auto view = std::unique_ptr<NetView>(new NetView(std::move(started).value(), o.record));
+    driver.log(driver.name + ": watch and play at " + view->server_->url() + " in a browser");
+    return view;
+  }
+
+  /// Wires the page to the session's driver: frames after every tick, pages every loop, and
+  /// (when `keys_play`) the local player's input from the page's keys.
+  void attach(const net::Session<S>& session, net::DriverOptions<S>& driver, bool keys_play) {
+    session_ = &session;
+    driver.each_loop = [this] { live_.handle_events(std::chrono::milliseconds(0), [this] { return describe(); }); };
+    driver.each_tick = [this] { on_tick(); };
+    if (keys_play) {
+      driver.input = [this](std::uint32_t, std::uint64_t, std::uint64_t tick) { return live_.input_for(tick); };
+    }
+  }
+
+  /// Tells the pages how the session ended.
+  void finish(const net::DriveResult& driven) {
+    const net::SessionResult& r = driven.session;
+    std::string phase = "ended";
+    std::string message = driven.signal != 0 ? "the session was stopped" : "the session has ended";
+    if (driven.signal == 0 && r.outcome == net::Outcome::desync) {
+      phase = "desync";
+      message = "desync at tick " + std::to_string(r.desync_tick) + "; evidence: " + r.evidence;
+    } else if (driven.signal == 0 && r.outcome != net::Outcome::finished) {
+      phase = r.outcome == net::Outcome::network_failed ? "host lost" : "refused";
+      message = r.message;
+    }
+    live_.tell_end(state(), phase, message);
+  }
+
+ private:
+  NetView(std::unique_ptr<ViewServer> server, std::string record)
+      : server_(std::move(server)), live_(*server_), record_(std::move(record)) {}
+
+  [[nodiscard]] LiveState state() const {
+    const net::NetStats stats = session_->stats();
+    return {session_->tick(), session_->hash(), stats.input_delay, stats.rtt_ms, stats.stall_ticks};
+  }
+
+  [[nodiscard]] LiveDescription describe() const {
+    const net::SessionParameters& p = session_->parameters();
+    return {record_.empty() ? "(not recorded)" : record_, session_->tick(), p.end_tick, p.tick_rate_hz, p.players,
+            p.slot == net::k_no_slot ? std::nullopt : std::optional<std::uint32_t>(p.slot)};
+  }
+
+  void on_tick() {
+    const S* sim = session_->state();
+    if (sim == nullptr) return;
+    const std::uint64_t tick = session_->tick();
+    const net::TickLog& ticks = session_->protocol().ticks();
+    const std::span<const std::byte> inputs = ticks.known(tick) ? ticks.inputs_of(tick) : std::span<const std::byte>{};
+    live_.send_frame(*sim, tick, session_->hash(), inputs, session_->parameters().players, !record_.empty());
+    if (tick % 6 == 0 || live_.keys_changed_at(tick)) live_.send_status(state(), "running", "");
+  }
+
+  std::unique_ptr<ViewServer> server_;
+  LiveView<S> live_;
+  std::string record_;
+  const net::Session<S>* session_ = nullptr;
 };
 
 inline std::uint64_t random_u64() {
@@ -164,6 +251,9 @@ void host_command(const NetOptions<S>& o, int* exit_code) {
   Result<net::Session<S>> session = net::Session<S>::host(config, o.seed, host, clock.now());
   if (!session) throw CommandError{session.error().message};
   perturb_if_asked(session.value(), o);
+  net::DriverOptions<S> driven = driver;
+  const std::unique_ptr<NetView<S>> view = NetView<S>::start_if_asked(o, driven);
+  if (view) view->attach(session.value(), driven, !o.bot && !o.relay);
   const net::SessionParameters& p = session->parameters();
   driver.log("host: session " + hash_hex(p.session) + " on UDP port " + std::to_string(socket.value()->local_endpoint().port()) +
              ", " + std::to_string(p.players) + " players" + (o.relay ? " (relay: the host plays no slot)" : "") + ", " +
@@ -172,7 +262,9 @@ void host_command(const NetOptions<S>& o, int* exit_code) {
                                   : std::to_string(p.input_delay)) +
              (o.start_with != 0 && o.start_with < p.players ? ", starts with " + std::to_string(o.start_with) : std::string()) +
              (host.resync ? ", resyncs on a desync" : "") + ", netsim " + net::describe(driver.netsim));
-  *exit_code = report(net::drive(session.value(), *socket.value(), io, clock, driver), o);
+  const net::DriveResult result = net::drive(session.value(), *socket.value(), io, clock, driven);
+  if (view) view->finish(result);
+  *exit_code = report(result, o);
 }
 
 template <class S>
@@ -205,7 +297,11 @@ void join_command(const NetOptions<S>& o, net::Role role, int* exit_code) {
              (role == net::Role::player ? (join.reclaim ? " as player " + std::to_string(join.reclaim->slot) + " again, with its key"
                                                         : std::string(" as a player"))
                                         : " as a spectator"));
-  *exit_code = report(net::drive(session.value(), *socket.value(), io, clock, driver), o);
+  const std::unique_ptr<NetView<S>> view = NetView<S>::start_if_asked(o, driver);
+  if (view) view->attach(session.value(), driver, role == net::Role::player && !o.bot);
+  const net::DriveResult result = net::drive(session.value(), *socket.value(), io, clock, driver);
+  if (view) view->finish(result);
+  *exit_code = report(result, o);
 }
 
 template <class S>
@@ -219,6 +315,14 @@ void add_common(CLI::App* cmd, NetOptions<S>& o, bool player) {
   cmd->add_option("--timeout-ms", o.timeout_ms, "Silence after which the other side is gone (default 5000)")
       ->check(whole_number(100, 600'000));
   cmd->add_option("--stats-json", o.stats_json, "On exit, write the network statistics to FILE as one JSON object");
+  if constexpr (HasKeys<S>) {
+    o.view_option = cmd->add_option("--view", o.view,
+                                    player ? "Watch the session on a web page (--view or --view=PORT; default port "
+                                             "8760, 0: any) and, without --bot, play it with the keyboard there"
+                                           : "Watch the session on a web page (--view or --view=PORT; default port "
+                                             "8760, 0: any)")
+                        ->expected(0, 1);
+  }
   if (player && HasPerturb<S>) {
     cmd->add_option("--debug-perturb-tick", o.perturb_tick, "Test only: nudge one value of this state after tick T")
         ->check(whole_number());

@@ -12,6 +12,7 @@
 
 #include "lockstep/cli/command.hpp"
 #include "lockstep/cli/detail/run_command.hpp"
+#include "lockstep/cli/detail/live_view.hpp"
 #include "lockstep/cli/detail/view_command.hpp"
 #include "lockstep/cli/hooks.hpp"
 #include "lockstep/cli/numbers.hpp"
@@ -36,67 +37,13 @@ struct PlayOptions {
   std::uint16_t port = 8760;
 };
 
-/// The live page's first message.
-template <Simulation S>
-std::string live_hello(const Runner<S>& runner, const typename S::Config& config, std::uint64_t end_tick,
-                       const std::string& record) {
-  const std::uint32_t hz = tick_rate_hz<S>(config);
-  return "{\"type\":\"hello\",\"mode\":\"live\",\"simulation\":" + view::json_string(S::k_name) + ",\"files\":[" +
-         view::json_string(record.empty() ? "(not recorded)" : record) + "],\"worlds\":1,\"start_tick\":" +
-         std::to_string(runner.tick()) + ",\"last_tick\":" + std::to_string(end_tick) +
-         ",\"tick_rate_hz\":" + std::to_string(hz == 0 ? 60 : hz) +
-         ",\"players\":" + std::to_string(runner.simulation().players()) +
-         ",\"input_bytes\":" + std::to_string(S::Input::k_bytes) +
-         ",\"input_layout\":" + view::json_string(S::Input::k_layout) +
-         ",\"keyframes\":[],\"hash_ranges\":[],\"truncated\":false,\"drawable\":" + (HasDraw<S> ? "true" : "false") +
-         ",\"divergence\":null,\"local_player\":0}";
-}
-
-/// A live session's state as the page shows it: the tick, the input delay, the round-trip time
-/// (null: no network), ticks the clock dropped, the last hash, the keys in use and the first tick
-/// that used them, and whether it runs, has ended or failed.
-inline std::string live_status(std::uint64_t tick, std::uint64_t hash, std::uint32_t input_delay,
-                               std::optional<double> rtt_ms, std::uint64_t stalls, std::uint8_t keys,
-                               std::uint64_t keys_from_tick, std::string_view state, std::string_view message) {
-  char rtt[32] = "null";
-  if (rtt_ms) std::snprintf(rtt, sizeof rtt, "%.1f", *rtt_ms);
-  return "{\"type\":\"status\",\"tick\":" + std::to_string(tick) + ",\"hash\":\"" + hash_hex(hash) +
-         "\",\"input_delay\":" + std::to_string(input_delay) + ",\"rtt_ms\":" + rtt +
-         ",\"stalls\":" + std::to_string(stalls) + ",\"keys\":" + std::to_string(keys) +
-         ",\"keys_from_tick\":" + std::to_string(keys_from_tick) + ",\"state\":" + view::json_string(state) +
-         ",\"message\":" + view::json_string(message) + "}";
-}
-
-/// A page that already has this much unsent is skipped for a live frame: it gets the newer ones
-/// once it catches up, instead of falling ever further behind the session.
-inline constexpr std::size_t k_live_backlog_bytes = 256u << 10;
-
-/// Sends one tick's frame to every page that keeps up.
-template <Simulation S>
-void send_live_frame(ViewServer& server, const Runner<S>& runner, std::span<const typename S::Input> inputs,
-                     bool recorded, DrawList& draw, view::FrameBatchWriter& batch, std::vector<std::byte>& input_bytes) {
-  constexpr std::size_t k_bytes = S::Input::k_bytes;
-  input_bytes.assign(inputs.size() * k_bytes, std::byte{0});
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    inputs[i].to_bytes(std::span<std::byte, k_bytes>(input_bytes.data() + i * k_bytes, k_bytes));
-  }
-  draw_state(runner.simulation(), draw);
-  std::uint8_t flags = HasDraw<S> ? 0 : static_cast<std::uint8_t>(view::WorldFlags::not_drawable);
-  if (recorded) flags |= static_cast<std::uint8_t>(view::WorldFlags::hash_recorded);
-  if (!draw.y_down) flags |= static_cast<std::uint8_t>(view::WorldFlags::y_up);
-  batch.begin(1, static_cast<std::uint16_t>(inputs.size()), static_cast<std::uint16_t>(k_bytes));
-  batch.begin_frame(runner.tick());
-  batch.add_world(runner.hash(), flags, input_bytes, draw);
-  server.broadcast_binary(batch.bytes(), k_live_backlog_bytes);
-}
-
 /// The session `play` runs: player 0's keys from the page that first sends them (the controller),
 /// bots in the other slots, one step per tick of the fixed-step clock while a page is open.
 template <class S>
 class LocalPlay {
  public:
   LocalPlay(const PlayOptions<S>& options, const typename S::Config& config, Runner<S> runner, ViewServer& server)
-      : options_(options), config_(config), runner_(std::move(runner)), server_(server),
+      : options_(options), config_(config), runner_(std::move(runner)), live_(server),
         clock_(rate_of(config), 4), inputs_(runner_.simulation().players()) {
     for (std::uint32_t p = 0; p < runner_.simulation().players(); ++p) bots_.push_back(make_bot<S>(options.seed, p));
     end_tick_ = options.ticks == 0 ? 0 : runner_.tick() + options.ticks;
@@ -108,7 +55,11 @@ class LocalPlay {
   void run() {
     try {
       while (stop_signal() == 0 && (end_tick_ == 0 || runner_.tick() < end_tick_)) {
-        handle_events(pages_open_ > 0 ? std::chrono::milliseconds(2) : std::chrono::milliseconds(200));
+        const bool watched = live_.pages_open() > 0;
+        live_.handle_events(watched ? std::chrono::milliseconds(2) : std::chrono::milliseconds(200),
+                            [this] { return describe(); });
+        // The clock runs while a page watches: time without one is not owed to the session.
+        if (!watched) last_ = std::chrono::steady_clock::now();
         step_due();
       }
     } catch (...) {
@@ -117,23 +68,12 @@ class LocalPlay {
     }
     if (Status finished = finish_recording(); !finished) throw CommandError{finished.error().message, k_exit_failed};
     const int signal_number = stop_signal();
-    tell_pages("ended", signal_number != 0 ? "the session was stopped" : "the session has ended");
+    live_.tell_end(state(), "ended", signal_number != 0 ? "the session was stopped" : "the session has ended");
   }
 
   [[nodiscard]] const Runner<S>& runner() const { return runner_; }
   [[nodiscard]] bool reached_limit() const { return reached_limit_; }
   [[nodiscard]] std::uint64_t written_tick() const { return written_tick_; }
-
-  /// Tells every page how the session stands and lets the last messages out (at most a second).
-  void tell_pages(std::string_view state, std::string_view message) {
-    server_.broadcast_text(status(state, message));
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    std::vector<ViewEvent> ignored;
-    while (server_.queued_bytes_total() > 0 && std::chrono::steady_clock::now() < until) {
-      ignored.clear();
-      server_.poll(std::chrono::milliseconds(20), ignored);
-    }
-  }
 
  private:
   static std::uint32_t rate_of(const typename S::Config& config) {
@@ -141,36 +81,15 @@ class LocalPlay {
     return hz == 0 ? 60 : hz;
   }
 
-  [[nodiscard]] std::string status(std::string_view state, std::string_view message) const {
-    return live_status(runner_.tick(), runner_.hash(), 0, std::nullopt, stalls_, applied_, applied_from_, state, message);
-  }
+  [[nodiscard]] LiveState state() const { return {runner_.tick(), runner_.hash(), 0, std::nullopt, stalls_}; }
 
-  [[nodiscard]] std::string hello() const {
-    return live_hello(runner_, config_, end_tick_, options_.record);
-  }
-
-  void handle_events(std::chrono::milliseconds wait) {
-    events_.clear();
-    server_.poll(wait, events_);
-    for (const ViewEvent& event : events_) {
-      if (event.kind == ViewEvent::Kind::opened) {
-        server_.send_text(event.page, hello());
-        if (pages_open_++ == 0) last_ = std::chrono::steady_clock::now();  // the clock runs while a page watches
-      } else if (event.kind == ViewEvent::Kind::closed) {
-        --pages_open_;
-        if (event.page == controller_) {
-          controller_ = 0;
-          held_ = 0;  // the player's page is gone: nothing is held
-        }
-      } else if (const auto* keys = std::get_if<view::KeysRequest>(&event.request)) {
-        if (controller_ == 0) controller_ = event.page;
-        if (event.page == controller_) held_ = keys->keys;
-      }
-    }
+  [[nodiscard]] LiveDescription describe() const {
+    return {options_.record.empty() ? "(not recorded)" : options_.record, runner_.tick(), end_tick_, rate_of(config_),
+            runner_.simulation().players(), 0u};
   }
 
   void step_due() {
-    if (pages_open_ == 0) return;  // paused: the session waits for a page
+    if (live_.pages_open() == 0) return;  // paused: the session waits for a page
     const auto now = std::chrono::steady_clock::now();
     const ClockAdvance due = clock_.advance(now - last_);
     last_ = now;
@@ -180,15 +99,10 @@ class LocalPlay {
 
   void step() {
     for (std::uint32_t p = 0; p < inputs_.size(); ++p) inputs_[p] = bots_[p].next();
-    const typename S::Input mine = input_from_keys<S>(held_);
-    inputs_[0] = mine;
-    if (applied_from_ == 0 || held_ != applied_) {
-      applied_ = held_;
-      applied_from_ = runner_.tick() + 1;
-    }
+    inputs_[0] = live_.input_for(runner_.tick() + 1);
     Result<std::uint64_t> hash = runner_.step(inputs_);
     if (!hash) {
-      tell_pages("failed", hash.error().message);
+      live_.tell_end(state(), "failed", hash.error().message);
       throw CommandError{hash.error().message, k_exit_failed};
     }
     if (recorder_) {
@@ -196,8 +110,8 @@ class LocalPlay {
         throw CommandError{recorded.error().message, k_exit_failed};
       }
     }
-    send_live_frame<S>(server_, runner_, inputs_, recorder_.has_value(), draw_, batch_, input_bytes_);
-    if (runner_.tick() % 6 == 0 || applied_from_ == runner_.tick()) server_.broadcast_text(status("running", ""));
+    live_.send_frame(runner_, inputs_, recorder_.has_value());
+    if (runner_.tick() % 6 == 0 || live_.keys_changed_at(runner_.tick())) live_.send_status(state(), "running", "");
   }
 
   Status finish_recording() {
@@ -212,23 +126,14 @@ class LocalPlay {
   const PlayOptions<S>& options_;
   typename S::Config config_;
   Runner<S> runner_;
-  ViewServer& server_;
+  LiveView<S> live_;
   FixedClock clock_;
   std::vector<decltype(make_bot<S>(0, 0))> bots_;
   std::vector<typename S::Input> inputs_;
   std::optional<replay::Recorder<S>> recorder_;
   std::uint64_t end_tick_ = 0;
-  std::vector<ViewEvent> events_;
-  std::uint32_t pages_open_ = 0;
-  std::uint32_t controller_ = 0;  ///< the page whose keys play player 0 (0: none yet)
-  std::uint8_t held_ = 0;         ///< the keys that page holds now
-  std::uint8_t applied_ = 0;      ///< the keys the last tick used
-  std::uint64_t applied_from_ = 0;  ///< the first tick that used them
   std::uint64_t stalls_ = 0;      ///< ticks the clock dropped (the machine fell behind)
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-  DrawList draw_;
-  view::FrameBatchWriter batch_;
-  std::vector<std::byte> input_bytes_;
   bool reached_limit_ = false;
   std::uint64_t written_tick_ = 0;
 };
