@@ -252,8 +252,11 @@ void host_command(const NetOptions<S>& o, int* exit_code) {
   if (!session) throw CommandError{session.error().message};
   perturb_if_asked(session.value(), o);
   net::DriverOptions<S> driven = driver;
-  const std::unique_ptr<NetView<S>> view = NetView<S>::start_if_asked(o, driven);
-  if (view) view->attach(session.value(), driven, !o.bot && !o.relay);
+  std::unique_ptr<NetView<S>> view;
+  if constexpr (HasKeys<S>) {
+    view = NetView<S>::start_if_asked(o, driven);
+    if (view) view->attach(session.value(), driven, !o.bot && !o.relay);
+  }
   const net::SessionParameters& p = session->parameters();
   driver.log("host: session " + hash_hex(p.session) + " on UDP port " + std::to_string(socket.value()->local_endpoint().port()) +
              ", " + std::to_string(p.players) + " players" + (o.relay ? " (relay: the host plays no slot)" : "") + ", " +
@@ -297,8 +300,11 @@ void join_command(const NetOptions<S>& o, net::Role role, int* exit_code) {
              (role == net::Role::player ? (join.reclaim ? " as player " + std::to_string(join.reclaim->slot) + " again, with its key"
                                                         : std::string(" as a player"))
                                         : " as a spectator"));
-  const std::unique_ptr<NetView<S>> view = NetView<S>::start_if_asked(o, driver);
-  if (view) view->attach(session.value(), driver, role == net::Role::player && !o.bot);
+  std::unique_ptr<NetView<S>> view;
+  if constexpr (HasKeys<S>) {
+    view = NetView<S>::start_if_asked(o, driver);
+    if (view) view->attach(session.value(), driver, role == net::Role::player && !o.bot);
+  }
   const net::DriveResult result = net::drive(session.value(), *socket.value(), io, clock, driver);
   if (view) view->finish(result);
   *exit_code = report(result, o);
