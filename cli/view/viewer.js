@@ -68,9 +68,11 @@ function onHello(hello) {
     view.live = { arrival: performance.now(), end: hello.last_tick };
     view.playing = true;
     for (const element of document.querySelectorAll('.live')) element.hidden = false;
-    $('local-player').textContent = hello.local_player;
     for (const id of ['play', 'back', 'forward', 'speed']) $(id).disabled = true;
-    setStatus('ready', 'live: the session runs on the server; your keys play');
+    $('keys-help').hidden = hello.local_player === null;
+    $('local-player').textContent = hello.local_player;
+    setStatus('ready', hello.local_player === null ? 'live: watching the session'
+                                                   : 'live: the session runs on the server; your keys play');
     return;
   }
   const wanted = Number(params.get('tick'));
@@ -450,7 +452,7 @@ function onStatus(status) {
   document.body.dataset.sessionHash = status.hash;
   document.body.dataset.keys = status.keys;
   document.body.dataset.keysFromTick = status.keys_from_tick;
-  if (status.state === 'ended' || status.state === 'failed' || status.state === 'desync' || status.state === 'host lost') {
+  if (['ended', 'failed', 'desync', 'host lost', 'refused'].includes(status.state)) {
     setStatus('ended', status.message || status.state);
   }
 }

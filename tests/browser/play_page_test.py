@@ -109,7 +109,7 @@ def view_url(process, who):
     """Reads a participant's lines up to the one that gives its page's address."""
     for _ in range(50):
         line = process.stdout.readline()
-        match = re.search(r"watch and play at (http://\S+) in a browser", line)
+        match = re.search(r"watch (?:and play )?at (http://\S+) in a browser", line)
         if match:
             return match.group(1)
     raise RuntimeError(f"{who} printed no page address")

@@ -32,9 +32,8 @@ struct DriverOptions {
   NetSimConfig netsim;  ///< only for the "joined … netsim …" line; the socket applies it
   /// A player's reconnect key file, written once welcomed (empty: none).
   std::string key_file;
-  /// Called after every tick the session steps, and once every loop (a program's own display
-  /// and controls: the command line's `--view` page). Neither may step or change the session.
-  std::function<void()> each_tick;
+  /// Called once every loop, after the frame's datagrams are sent (a program's own display and
+  /// controls: the command line's `--view` page). It may read the session, never change it.
   std::function<void()> each_loop;
 };
 
@@ -84,9 +83,7 @@ DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_contex
           const SessionParameters& p = session.parameters();
           return options.input ? options.input(p.slot, p.seed, tick) : typename S::Input{};
         },
-        [&options] {
-          if (options.each_tick) options.each_tick();
-        });
+        [] {});
     if (options.each_loop) options.each_loop();
     for (ProtocolEvent event; session.poll_event(event);) {
       const std::optional<Instant> start = session.protocol().start_time();

@@ -72,6 +72,12 @@ class LiveView {
 
   [[nodiscard]] std::uint32_t pages_open() const { return pages_open_; }
 
+  /// Sends every open page the session's description again (it changed: a peer was welcomed).
+  void describe_again(const LiveDescription& d) { server_.broadcast_text(hello(d)); }
+
+  /// The first tick whose input used the keys in use now (0: none asked yet).
+  [[nodiscard]] std::uint64_t keys_from_tick() const { return applied_from_; }
+
   /// The local player's input for `tick`, from the keys held now (ticks are asked in order).
   typename S::Input input_for(std::uint64_t tick) {
     if (applied_from_ == 0 || held_ != applied_) {

@@ -77,16 +77,18 @@ class NetView {
     Result<std::unique_ptr<ViewServer>> started = ViewServer::start(ViewServerConfig{"127.0.0.1", port});
     if (!started) throw CommandError{started.error().message, k_exit_network};
     auto view = std::unique_ptr<NetView>(new NetView(std::move(started).value(), o.record));
-    driver.log(driver.name + ": watch and play at " + view->server_->url() + " in a browser");
+    driver.log(driver.name + (driver.name == "spectator" || o.bot ? ": watch at " : ": watch and play at ") +
+               view->server_->url() + " in a browser");
     return view;
   }
 
-  /// Wires the page to the session's driver: frames after every tick, pages every loop, and
-  /// (when `keys_play`) the local player's input from the page's keys.
+  /// Wires the page to the session's driver: every loop, after the datagrams are sent, what the
+  /// pages sent and the latest tick's frame; and (when `keys_play`) the local player's input
+  /// from the page's keys.
   void attach(const net::Session<S>& session, net::DriverOptions<S>& driver, bool keys_play) {
     session_ = &session;
-    driver.each_loop = [this] { live_.handle_events(std::chrono::milliseconds(0), [this] { return describe(); }); };
-    driver.each_tick = [this] { on_tick(); };
+    is_host_ = driver.name == "host";
+    driver.each_loop = [this] { on_loop(); };
     if (keys_play) {
       driver.input = [this](std::uint32_t, std::uint64_t, std::uint64_t tick) { return live_.input_for(tick); };
     }
@@ -101,7 +103,8 @@ class NetView {
       phase = "desync";
       message = "desync at tick " + std::to_string(r.desync_tick) + "; evidence: " + r.evidence;
     } else if (driven.signal == 0 && r.outcome != net::Outcome::finished) {
-      phase = r.outcome == net::Outcome::network_failed ? "host lost" : "refused";
+      const bool host_gone = !is_host_ && r.message.find("the host") != std::string::npos;
+      phase = r.outcome == net::Outcome::refused ? "refused" : host_gone ? "host lost" : "failed";
       message = r.message;
     }
     live_.tell_end(state(), phase, message);
@@ -122,20 +125,36 @@ class NetView {
             p.slot == net::k_no_slot ? std::nullopt : std::optional<std::uint32_t>(p.slot)};
   }
 
-  void on_tick() {
+  /// What the pages sent; once a peer is welcomed, its description again; and the latest tick's
+  /// frame when the session has stepped since the last one (ticks stepped in one loop are shown as
+  /// their last), with the state now and then and whenever the keys in use change.
+  void on_loop() {
+    live_.handle_events(std::chrono::milliseconds(0), [this] { return describe(); });
+    if (!welcomed_ && session_->welcomed()) {
+      welcomed_ = true;
+      live_.describe_again(describe());
+    }
     const S* sim = session_->state();
-    if (sim == nullptr) return;
     const std::uint64_t tick = session_->tick();
+    if (sim == nullptr || live_.pages_open() == 0 || tick == shown_tick_) return;
     const net::TickLog& ticks = session_->protocol().ticks();
     const std::span<const std::byte> inputs = ticks.known(tick) ? ticks.inputs_of(tick) : std::span<const std::byte>{};
     live_.send_frame(*sim, tick, session_->hash(), inputs, session_->parameters().players, !record_.empty());
-    if (tick % 6 == 0 || live_.keys_changed_at(tick)) live_.send_status(state(), "running", "");
+    if (tick / 6 != shown_tick_ / 6 || live_.keys_from_tick() != shown_keys_from_) {
+      live_.send_status(state(), "running", "");
+      shown_keys_from_ = live_.keys_from_tick();
+    }
+    shown_tick_ = tick;
   }
 
   std::unique_ptr<ViewServer> server_;
   LiveView<S> live_;
   std::string record_;
   const net::Session<S>* session_ = nullptr;
+  bool is_host_ = false;
+  bool welcomed_ = false;
+  std::uint64_t shown_tick_ = 0;       ///< the last tick whose frame went out
+  std::uint64_t shown_keys_from_ = 0;  ///< the keys_from_tick the last status said
 };
 
 inline std::uint64_t random_u64() {
