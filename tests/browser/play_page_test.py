@@ -89,6 +89,7 @@ def main():
     check(len(player0) == 300 and not wrong,
           f"player 0's recorded inputs are the keys at the ticks the server applied them ({len(player0)} ticks; "
           f"wrong: {wrong[:4]})")
+    two_replays(lockstep, work, record)
     networked(lockstep, work)
     host_lost(lockstep)
     desync_shown(lockstep, work)
@@ -97,6 +98,29 @@ def main():
         return 1
     print("all checks passed")
     return 0
+
+
+def two_replays(lockstep, work, played):
+    """view A B: the played session against the same scene with a bot in slot 0; the page names
+    the first divergent tick that `lockstep diff` finds, in its own process."""
+    botted = os.path.join(work, "botted.lsr")
+    subprocess.run([lockstep, "run", "--ticks", "300", "--bodies", "100", "--seed", "5", "--record", botted],
+                   check=True, capture_output=True)
+    diff = subprocess.run([lockstep, "diff", played, botted], capture_output=True, text=True).stdout
+    expected = re.search(r"first divergence at tick (\d+)", diff).group(1)
+    viewer = subprocess.Popen([lockstep, "view", played, botted, "--port", "0"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    url = re.search(r"open (http://\S+) in a browser", viewer.stdout.readline()).group(1)
+    with Browser() as browser:
+        browser.navigate(f"{url}?tick={expected}&paused=1")
+        browser.wait_for(f"document.body.dataset.drawnTick === '{expected}'", timeout=120, what="the divergent tick")
+        named = browser.evaluate("document.getElementById('divergence').hidden ? '' : "
+                                 "document.getElementById('divergence-tick').textContent")
+        marked = browser.evaluate("document.getElementById('divergence-fields').children.length")
+    viewer.kill()
+    viewer.wait()
+    check(named == expected, f"view of two replays names diff's first divergent tick {expected} ({named!r}), "
+                             f"with {marked} fields listed")
 
 
 def free_udp_port():
