@@ -99,6 +99,10 @@ class VirtualSessions {
 
   static constexpr net::Instant k_frame{5'000};
 
+  /// Called with every datagram a participant's session sends (before the network's faults): the
+  /// participant's index, the time, where to, and the bytes. Tests keep transcripts with it.
+  std::function<void(std::size_t, net::Instant, const net::Endpoint&, std::span<const std::byte>)> on_send;
+
  private:
   std::size_t add(const net::Endpoint& at, const net::NetSimConfig& faults, net::Session<S> session, InputFn input) {
     Participant p;
@@ -110,12 +114,33 @@ class VirtualSessions {
     return participants_.size() - 1;
   }
 
+  /// A participant's socket as its session sees it: what is sent passes on_send first.
+  class TappedSocket final : public net::DatagramSocket {
+   public:
+    TappedSocket(VirtualSessions& group, std::size_t who, net::VirtualSocket& socket, net::Instant now)
+        : group_(group), who_(who), socket_(socket), now_(now) {}
+    void send(const net::Endpoint& to, std::span<const std::byte> datagram) override {
+      if (group_.on_send) group_.on_send(who_, now_, to, datagram);
+      socket_.send(to, datagram);
+    }
+    bool receive(net::Endpoint& from, std::vector<std::byte>& datagram) override { return socket_.receive(from, datagram); }
+    [[nodiscard]] net::Endpoint local_endpoint() const override { return socket_.local_endpoint(); }
+    [[nodiscard]] const net::SocketStats& stats() const override { return socket_.stats(); }
+
+   private:
+    VirtualSessions& group_;
+    std::size_t who_;
+    net::VirtualSocket& socket_;
+    net::Instant now_;
+  };
+
   void frame(Participant& p, net::Instant now) {
     if (!p.socket || p.paused || p.session->ended()) return;
     if (now < p.next_frame && now < p.session->next_wakeup() && p.socket->queued() == 0) return;
     net::Session<S>& session = *p.session;
+    TappedSocket socket(*this, static_cast<std::size_t>(&p - participants_.data()), *p.socket, now);
     session.run_frame(
-        *p.socket, now,
+        socket, now,
         [&](std::uint64_t tick) { return p.input ? p.input(session.parameters().slot, tick) : Input{}; },
         [&] {
           if (p.hashes.empty()) p.first_tick = session.tick();
