@@ -164,8 +164,8 @@ WorldConfig default_world_config(Scene scene) {
 
 Status validate(const WorldConfig& c) {
   if (static_cast<unsigned>(c.scene) > static_cast<unsigned>(Scene::spring)) return fail("unknown scene");
-  if (c.players < 1 || c.players > k_max_players) {
-    return fail("players must be 1 to ", k_max_players, ", not ", c.players);
+  if (c.players < 1 || c.players > k_max_world_players) {
+    return fail("players must be 1 to ", k_max_world_players, ", not ", c.players);
   }
   if (c.tick_rate_hz < 1 || c.tick_rate_hz > k_max_tick_rate_hz) {
     return fail("tick rate must be 1 to ", k_max_tick_rate_hz, " Hz, not ", c.tick_rate_hz);

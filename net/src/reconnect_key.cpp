@@ -45,7 +45,7 @@ Result<Reclaim> read_reconnect_key(const std::string& path) {
   std::uint64_t slot_number = 0;
   const bool slot_ok = slot.size() >= 6 && slot.size() <= 8 && slot.compare(0, 5, "slot ") == 0 &&
                        std::all_of(slot.begin() + 5, slot.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-                       (slot_number = std::stoull(slot.substr(5))) < k_max_players;
+                       (slot_number = std::stoull(slot.substr(5))) < k_max_session_players;
   if (first != k_first_line || !hex_line(session, "session", r.session) || !slot_ok || !hex_line(key, "key", r.key) ||
       r.key == 0 || !ends) {
     return fail("'", path, "' is not a lockstep reconnect key");

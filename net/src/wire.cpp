@@ -69,17 +69,17 @@ class WireReader {
     return 0;
   }
 
-  /// A tick: base + a signed offset, checked to land in [0, k_max_wire_tick).
+  /// A tick: base + a signed offset, checked to land in [0, k_tick_limit).
   std::uint64_t tick(std::uint64_t base) {
     const std::uint64_t z = varint();
     const auto d = static_cast<std::int64_t>((z >> 1) ^ (~(z & 1) + 1));
     const auto value = static_cast<std::int64_t>(base) + d;
-    if (value < 0 || static_cast<std::uint64_t>(value) >= k_max_wire_tick) bad_ = true;
+    if (value < 0 || static_cast<std::uint64_t>(value) >= k_tick_limit) bad_ = true;
     return bad_ ? 0 : static_cast<std::uint64_t>(value);
   }
   std::uint64_t tick() {
     const std::uint64_t v = varint();
-    if (v >= k_max_wire_tick) bad_ = true;
+    if (v >= k_tick_limit) bad_ = true;
     return v;
   }
 
@@ -315,7 +315,7 @@ Decoded<Hello> read_hello(std::span<const std::byte> d) {
   reclaim.slot = r.u8();
   reclaim.key = r.u64();
   if (reclaim.key != 0) {
-    if (m.role != Role::player || reclaim.slot >= k_max_players) r.fail();
+    if (m.role != Role::player || reclaim.slot >= k_max_session_players) r.fail();
     m.reclaim = reclaim;
   } else if (reclaim != Reclaim{}) {
     r.fail();
@@ -366,7 +366,7 @@ Decoded<Welcome> read_welcome(std::span<const std::byte> d) {
   m.resync = (flags & k_resync) != 0;
   m.reconnect_key = r.u64();
   if ((m.late || m.reconnect_key != 0) && m.slot == k_no_slot) r.fail();
-  if (m.players < 1 || m.players > k_max_players || m.input_bytes < 1 || m.input_bytes > k_max_input_bytes ||
+  if (m.players < 1 || m.players > k_max_session_players || m.input_bytes < 1 || m.input_bytes > k_max_input_bytes ||
       m.tick_rate_hz < 1 || m.tick_rate_hz > 1000 || m.end_tick < 1 || m.input_delay > k_max_input_delay ||
       (m.slot != k_no_slot && m.slot >= m.players)) {
     r.fail();
@@ -444,7 +444,7 @@ Decoded<Relay> read_relay(std::span<const std::byte> d, std::uint32_t players, s
   }
   if ((flags & k_has_slots) != 0) {
     m.slots_version = r.varint();
-    for (std::uint32_t p = 0; p < players && p < k_max_players; ++p) {
+    for (std::uint32_t p = 0; p < players && p < k_max_session_players; ++p) {
       const std::uint8_t state = r.u8();
       if (state > static_cast<std::uint8_t>(SlotState::gone)) r.fail();
       m.slots[p].state = static_cast<SlotState>(state);

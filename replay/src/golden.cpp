@@ -96,7 +96,7 @@ Result<GoldenCase> parse_golden(std::string_view text, const std::string& name) 
         golden.inputs_from_bots = true;
         continue;
       }
-      if (w.size() < 2 || !parse_u64(w[1], number) || number >= k_max_players) return bad("inputs wants a player number");
+      if (w.size() < 2 || !parse_u64(w[1], number) || number >= k_max_world_players) return bad("inputs wants a player number");
       if (runs_by_player.size() <= number) runs_by_player.resize(static_cast<std::size_t>(number) + 1);
       std::vector<ButtonInput>& ticks = runs_by_player[static_cast<std::size_t>(number)];
       for (std::size_t i = 2; i < w.size(); ++i) {

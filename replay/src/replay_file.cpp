@@ -149,13 +149,13 @@ class ChunkParser {
     std::span<const std::byte> config = in.blob(k_max_header_payload_bytes);
     if (!in.at_end()) return fail(where, ": malformed header");
     h.config.assign(config.begin(), config.end());
-    if (h.players < 1 || h.players > k_max_players) {
-      return fail(where, ": impossible player count ", h.players, " (1 to ", k_max_players, ")");
+    if (h.players < 1 || h.players > k_max_replay_players) {
+      return fail(where, ": impossible player count ", h.players, " (1 to ", k_max_replay_players, ")");
     }
     if (h.input_bytes < 1 || h.input_bytes > k_max_input_bytes) {
       return fail(where, ": impossible input size ", h.input_bytes, " bytes (1 to ", k_max_input_bytes, ")");
     }
-    if (h.start_tick > k_max_ticks) return fail(where, ": impossible start tick ", h.start_tick);
+    if (h.start_tick >= k_tick_limit) return fail(where, ": impossible start tick ", h.start_tick);
     if (first != h.start_tick || last != h.start_tick) return fail(where, ": ticks out of order");
     file_.inputs.assign(h.players, InputRuns(h.input_bytes));
     file_.last_tick = h.start_tick;
@@ -169,7 +169,7 @@ class ChunkParser {
                   file_.last_tick, ")");
     }
     const std::uint64_t ticks = last - first + 1;
-    if (ticks > k_max_ticks_per_chunk || last > k_max_ticks) {
+    if (ticks > k_max_ticks_per_chunk || last >= k_tick_limit) {
       return fail(where, ": impossible tick range ", first, "..", last);
     }
     const ReplayHeader& h = file_.header;
@@ -335,8 +335,8 @@ Result<std::optional<ChunkHead>> read_chunk_head(std::span<const std::byte> byte
   if (h.type < 1 || h.type > static_cast<std::uint32_t>(ChunkType::end)) {
     return fail("chunk ", index, " at byte ", offset, " has unknown type ", h.type);
   }
-  if (h.first > k_max_ticks || span > k_max_ticks - h.first) {
-    return fail("chunk ", index, " at byte ", offset, " claims impossible ticks (beyond ", k_max_ticks, ")");
+  if (h.first >= k_tick_limit || span >= k_tick_limit - h.first) {
+    return fail("chunk ", index, " at byte ", offset, " claims impossible ticks (not below ", k_tick_limit, ")");
   }
   if (length > 0xFFFFFFFFu) return fail("chunk ", index, " at byte ", offset, " claims an impossible length of ", length, " bytes");
   h.length = static_cast<std::uint32_t>(length);

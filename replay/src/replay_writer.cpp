@@ -51,11 +51,11 @@ Status write_all(int fd, const std::byte* data, std::size_t size) {
 Result<ReplayWriter> ReplayWriter::create(const std::string& path, const ReplayHeader& header,
                                           std::span<const std::byte> start_snapshot,
                                           std::uint64_t max_file_bytes) {
-  if (header.players < 1 || header.players > k_max_players || header.input_bytes < 1 ||
+  if (header.players < 1 || header.players > k_max_replay_players || header.input_bytes < 1 ||
       header.input_bytes > k_max_input_bytes) {
     return fail("cannot record: players or input size out of range");
   }
-  if (header.start_tick > k_max_ticks) return fail("cannot record: start tick ", header.start_tick, " is beyond the format's ", k_max_ticks);
+  if (header.start_tick >= k_tick_limit) return fail("cannot record: start tick ", header.start_tick, " is not below the format's limit ", k_tick_limit);
   if ((header.start_tick > 0) != !start_snapshot.empty()) {
     return fail("cannot record: a start snapshot goes with a start tick above 0, and only then");
   }

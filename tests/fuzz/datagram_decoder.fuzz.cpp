@@ -50,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const Decoded<Header> header = read_header(datagram);
   if (!header) return 0;
-  const std::uint32_t players = 1 + (header->connection % k_max_players);
+  const std::uint32_t players = 1 + (header->connection % k_max_session_players);
   const std::uint32_t input_bytes = 1 + (header->token % k_max_input_bytes);
   std::vector<std::byte> again;
   switch (header->type) {

@@ -86,7 +86,7 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     CHECK(read_hello(out)->reclaim == std::optional<Reclaim>(Reclaim{0xFEED, 2, 0x5EC12E7}));
     write_hello(out, k_header, {Role::spectator, 0x1234, 0xC00C1E, Reclaim{0xFEED, 2, 0x5EC12E7}});
     CHECK(read_hello(out).drop == DropReason::malformed);
-    write_hello(out, k_header, {Role::player, 0x1234, 0xC00C1E, Reclaim{0xFEED, k_max_players, 0x5EC12E7}});
+    write_hello(out, k_header, {Role::player, 0x1234, 0xC00C1E, Reclaim{0xFEED, k_max_session_players, 0x5EC12E7}});
     CHECK(read_hello(out).drop == DropReason::malformed);
     std::vector<std::byte> answer;
     write_challenge(answer, k_header, {0x1234, 0xC00C1E});

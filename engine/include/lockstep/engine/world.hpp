@@ -172,7 +172,7 @@ class World {
     // claims to match arrays it no longer matches.
     if constexpr (Archive::is_loading::value) mark_derived_stale();
     ar(cereal::make_nvp("params", params_),
-       cereal::make_nvp("player_body", bounded(player_body_, k_max_players)),
+       cereal::make_nvp("player_body", bounded(player_body_, k_max_world_players)),
        cereal::make_nvp("pos_x", bounded(pos_x_, k_max_bodies)),
        cereal::make_nvp("pos_y", bounded(pos_y_, k_max_bodies)),
        cereal::make_nvp("vel_x", bounded(vel_x_, k_max_bodies)),

@@ -26,7 +26,8 @@ std::string_view scene_name(Scene scene);
 std::optional<Scene> parse_scene(std::string_view name);
 
 /// Limits every configuration, snapshot and replay is checked against.
-inline constexpr std::uint32_t k_max_players = 8;
+/// Players a World scene has: each drives one body.
+inline constexpr std::uint32_t k_max_world_players = 8;
 inline constexpr std::uint32_t k_max_bodies = 1u << 20;
 inline constexpr std::uint32_t k_max_substeps = 64;
 inline constexpr std::uint32_t k_max_tick_rate_hz = 1000;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/engine/tick_limit.hpp"
 #include "lockstep/net/drop_reason.hpp"
 
 namespace lockstep::net {
@@ -32,7 +33,8 @@ inline constexpr std::size_t k_header_bytes = 11;
 inline constexpr std::size_t k_hello_bytes = 48;
 /// No datagram is larger: well under the usual 1,500-byte MTU after IP and UDP headers.
 inline constexpr std::size_t k_max_datagram_bytes = 1400;
-inline constexpr std::uint32_t k_max_players = 8;
+/// Player slots a session has at most: every relay may carry the whole slot table.
+inline constexpr std::uint32_t k_max_session_players = 8;
 inline constexpr std::uint32_t k_max_input_bytes = 16;
 /// Ticks of inputs (or hashes) a datagram carries at most; more waits for the next datagram.
 inline constexpr std::uint32_t k_max_ticks_per_datagram = 32;
@@ -43,8 +45,6 @@ inline constexpr std::size_t k_max_refusal_text = 200;
 inline constexpr std::uint32_t k_max_input_delay = 60;
 /// Spectators a host serves at most.
 inline constexpr std::uint32_t k_max_spectators = 16;
-/// Tick numbers on the wire are below this (about 580 years at 60 Hz).
-inline constexpr std::uint64_t k_max_wire_tick = std::uint64_t{1} << 40;
 /// A state sent to a joiner (a snapshot) is at most this large, in pieces of this size; a joiner
 /// acknowledges the pieces it holds contiguously and those of the next this-many as a bitmap.
 inline constexpr std::uint64_t k_max_state_transfer_bytes = std::uint64_t{64} << 20;
@@ -190,7 +190,7 @@ struct SlotStatus {
   friend bool operator==(const SlotStatus&, const SlotStatus&) = default;
 };
 
-using SlotTable = std::array<SlotStatus, k_max_players>;
+using SlotTable = std::array<SlotStatus, k_max_session_players>;
 
 struct Relay {
   std::uint64_t input_ack = 0;        ///< the host holds this peer's inputs up to this tick

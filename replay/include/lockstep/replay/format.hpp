@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "lockstep/engine/tick_limit.hpp"
+
 namespace lockstep::replay {
 
 /// The first 8 bytes of every replay file.
@@ -48,10 +50,11 @@ inline constexpr std::uint32_t k_max_header_payload_bytes = 1u << 20;  ///< 1 Mi
 inline constexpr std::uint32_t k_max_snapshot_bytes = 256u << 20;      ///< 256 MiB (keyframes too)
 inline constexpr std::uint32_t k_max_inputs_payload_bytes = 16u << 20;
 inline constexpr std::uint32_t k_max_hashes_payload_bytes = 16u << 20;
-inline constexpr std::uint32_t k_max_players = 64;
+/// Players a replay holds, for any simulation: more than a World scene (k_max_world_players) or a
+/// network session (net::k_max_session_players) has, so the format is not what limits either.
+inline constexpr std::uint32_t k_max_replay_players = 64;
 inline constexpr std::uint32_t k_max_input_bytes = 64;                 ///< per player per tick
 inline constexpr std::uint64_t k_max_ticks_per_chunk = 1u << 20;
-inline constexpr std::uint64_t k_max_ticks = 1ull << 40;
 inline constexpr std::size_t k_max_text_bytes = 4096;                  ///< names, layout, build
 
 /// How often the recorder completes and writes a chunk, in ticks (the issue's "at least every

@@ -362,12 +362,12 @@ void add_host_command(CLI::App* host_cmd, int* exit_code) {
       ->check(whole_number(1, 65535));
   if constexpr (HasConfigOptions<S>) {
     host_cmd->add_option("--players", host->players, "Player slots, the host's included unless --relay (default 2)")
-        ->check(whole_number(1, net::k_max_players));
+        ->check(whole_number(1, net::k_max_session_players));
   }
   host_cmd->add_option("--start-with", host->start_with,
                        "Start once M slots are filled (the host's included); players can fill the others while the "
                        "session runs (default: all)")
-      ->check(whole_number(1, net::k_max_players));
+      ->check(whole_number(1, net::k_max_session_players));
   host_cmd->add_option("--on-desync", host->on_desync,
                        "On a desync: stop everyone, or resync the diverged players from the host's state and go on "
                        "(default stop)")

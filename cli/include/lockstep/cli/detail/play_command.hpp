@@ -186,7 +186,7 @@ void add_play_command(CLI::App* cmd, int* exit_code) {
       ->check(whole_number(0, 1'000'000'000));
   if constexpr (HasConfigOptions<S>) {
     options->players_option = cmd->add_option("--players", options->players, "Players: you, and bots for the rest")
-                                  ->check(whole_number(1, replay::k_max_players));
+                                  ->check(whole_number(1, replay::k_max_replay_players));
     Hooks<S>::add_options(*cmd, options->config);
   }
   cmd->add_option("--seed", options->seed, "Session seed (the initial state and the bots; default 1)")->check(whole_number());

@@ -176,7 +176,7 @@ void add_run_command(CLI::App* cmd, int* exit_code) {
       ->check(whole_number(0, 1'000'000'000));
   if constexpr (HasConfigOptions<S>) {
     options->players_option = cmd->add_option("--players", options->players, "Players, each played by a bot")
-                                  ->check(whole_number(1, replay::k_max_players));
+                                  ->check(whole_number(1, replay::k_max_replay_players));
     Hooks<S>::add_options(*cmd, options->config);
   }
   cmd->add_option("--seed", options->seed, "Session seed (the initial state and the bots; default 1)")
