@@ -8,18 +8,54 @@
 #include <chrono>
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "lockstep/engine/result.hpp"
 #include "lockstep/net/wire.hpp"
 #include "scenario.hpp"
 
 namespace {
 
-int run_many(std::uint64_t count, std::uint64_t seed, bool progress) {
+/// Where the scenarios' desync evidence goes: a folder the user named (kept), or a temporary one
+/// removed at the end, so that a run leaves nothing in the folder it runs in. A failing scenario
+/// is reproduced from its seed, not from its evidence.
+class EvidenceDir {
+ public:
+  static lockstep::Result<EvidenceDir> make(const std::string& named) {
+    namespace fs = std::filesystem;
+    std::error_code error;
+    if (!named.empty()) {
+      fs::create_directories(named, error);
+      if (error) return lockstep::fail("cannot create the evidence folder '", named, "': ", error.message());
+      return EvidenceDir(named, false);
+    }
+    std::string pattern = (fs::temp_directory_path(error) / "lockstep-netsim-XXXXXX").string();
+    if (error || mkdtemp(pattern.data()) == nullptr) return lockstep::fail("cannot create a temporary evidence folder");
+    return EvidenceDir(pattern, true);
+  }
+  EvidenceDir(EvidenceDir&& other) noexcept : path_(std::move(other.path_)), owned_(std::exchange(other.owned_, false)) {}
+  EvidenceDir(const EvidenceDir&) = delete;
+  EvidenceDir& operator=(const EvidenceDir&) = delete;
+  EvidenceDir& operator=(EvidenceDir&&) = delete;
+  ~EvidenceDir() {
+    std::error_code ignored;
+    if (owned_) std::filesystem::remove_all(path_, ignored);
+  }
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  EvidenceDir(std::string path, bool owned) : path_(std::move(path)), owned_(owned) {}
+  std::string path_;
+  bool owned_;
+};
+
+int run_many(std::uint64_t count, std::uint64_t seed, bool progress, const std::string& evidence_dir) {
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t failed = 0;
   double simulated = 0.0;
@@ -28,7 +64,7 @@ int run_many(std::uint64_t count, std::uint64_t seed, bool progress) {
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::uint64_t one = lockstep::netsim::scenario_seed(seed, i);
     const lockstep::netsim::Scenario scenario = lockstep::netsim::generate(one);
-    const lockstep::netsim::ScenarioReport report = lockstep::netsim::run(scenario);
+    const lockstep::netsim::ScenarioReport report = lockstep::netsim::run(scenario, evidence_dir);
     simulated += report.simulated_seconds;
     stalls += report.stall_ticks;
     player_ticks += report.player_ticks;
@@ -61,13 +97,14 @@ struct DelayFigure {
   std::uint64_t failed = 0;
 };
 
-DelayFigure delay_figure(std::uint64_t sessions, std::uint32_t round_trip_ms, std::optional<std::uint32_t> delay) {
+DelayFigure delay_figure(std::uint64_t sessions, std::uint32_t round_trip_ms, std::optional<std::uint32_t> delay,
+                         const std::string& evidence_dir) {
   DelayFigure f;
   f.min_delay = lockstep::net::k_max_input_delay;
   std::uint64_t stalls = 0;
   std::uint64_t ticks = 0;
   for (std::uint64_t i = 0; i < sessions; ++i) {
-    const lockstep::netsim::ScenarioReport r = lockstep::netsim::run(lockstep::netsim::round_trip(i + 1, round_trip_ms, delay, 1200));
+    const lockstep::netsim::ScenarioReport r = lockstep::netsim::run(lockstep::netsim::round_trip(i + 1, round_trip_ms, delay, 1200), evidence_dir);
     f.failed += r.ok ? 0 : 1;
     stalls += r.stall_ticks;
     ticks += r.player_ticks;
@@ -80,18 +117,18 @@ DelayFigure delay_figure(std::uint64_t sessions, std::uint32_t round_trip_ms, st
 
 /// The adaptive delay against every fixed one, at round trips of 20, 60 and 150 ms with 20 ms of
 /// jitter: the best fixed delay is the smallest with under one stall tick per 10,000.
-void adaptive_delay_figures(std::uint64_t sessions) {
+void adaptive_delay_figures(std::uint64_t sessions, const std::string& evidence_dir) {
   for (const std::uint32_t round_trip_ms : {20u, 60u, 150u}) {
     std::string fixed;
     std::optional<std::uint32_t> best;
     for (std::uint32_t d = 0; d <= 16 && !best; ++d) {
-      const DelayFigure f = delay_figure(sessions, round_trip_ms, d);
+      const DelayFigure f = delay_figure(sessions, round_trip_ms, d, evidence_dir);
       char part[64];
       std::snprintf(part, sizeof part, "%sD=%u %.0f", fixed.empty() ? "" : ", ", d, f.stalls_per_10k);
       fixed += part;
       if (f.stalls_per_10k < 1.0) best = d;
     }
-    const DelayFigure a = delay_figure(sessions, round_trip_ms, std::nullopt);
+    const DelayFigure a = delay_figure(sessions, round_trip_ms, std::nullopt, evidence_dir);
     std::printf("round trip %u±10 ms, 4 players, 1200 ticks at 60 Hz, %llu sessions: adaptive chose delay %u–%u, "
                 "stall ticks per 10,000 %.1f (%llu failed); best fixed delay %s; fixed: %s\n",
                 round_trip_ms, static_cast<unsigned long long>(sessions), a.min_delay, a.max_delay, a.stalls_per_10k,
@@ -103,17 +140,17 @@ void adaptive_delay_figures(std::uint64_t sessions) {
 /// A spectator joining at tick 10,000 of the 1,000-body arena (2 players, 20±5 ms each way), at 0
 /// and 20% loss: the state's size, and the time from its hello to holding the state and to having
 /// caught up with the session.
-void late_join_figures() {
+void late_join_figures(const std::string& evidence_dir) {
   for (const double loss : {0.0, 0.20}) {
     // The players start about 0.6 s in; tick 10,000 is 166.7 s after.
     const lockstep::netsim::ScenarioReport r =
-        lockstep::netsim::run(lockstep::netsim::late_spectator(1, 10'600, 167'300, loss));
+        lockstep::netsim::run(lockstep::netsim::late_spectator(1, 10'600, 167'300, loss), evidence_dir);
     std::printf("late spectator at tick 10,000 of the 1,000-body arena, loss %.0f%%, 20±5 ms: %s, state %llu bytes, "
                 "hello to state %.0f ms, to caught up %.0f ms\n",
                 loss * 100, r.ok ? "ok" : r.failure.c_str(), static_cast<unsigned long long>(r.late_state_bytes),
                 r.late_state_ms, r.late_caught_up_ms);
     const lockstep::netsim::ScenarioReport p =
-        lockstep::netsim::run(lockstep::netsim::late_player(1, 10'600, 167'300, loss));
+        lockstep::netsim::run(lockstep::netsim::late_player(1, 10'600, 167'300, loss), evidence_dir);
     std::printf("late player at tick 10,000 of the 1,000-body arena, loss %.0f%%, 20±5 ms: %s, state %llu bytes, "
                 "hello to playing %.0f ms\n",
                 loss * 100, p.ok ? "ok" : p.failure.c_str(), static_cast<unsigned long long>(p.late_player_state_bytes),
@@ -123,9 +160,9 @@ void late_join_figures() {
 
 /// A player of the 1,000-body arena nudged at tick 600 of 1,200 and resynced, at 0 and 20% loss:
 /// the state's size and the time from hearing of the desync to holding the host's state.
-void resync_figures() {
+void resync_figures(const std::string& evidence_dir) {
   for (const double loss : {0.0, 0.20}) {
-    const lockstep::netsim::ScenarioReport r = lockstep::netsim::run(lockstep::netsim::resync(1, 1200, 600, loss));
+    const lockstep::netsim::ScenarioReport r = lockstep::netsim::run(lockstep::netsim::resync(1, 1200, 600, loss), evidence_dir);
     std::printf("resync at tick 600 of the 1,000-body arena, loss %.0f%%, 20±5 ms: %s, state %llu bytes, "
                 "desync heard to state held %.0f ms\n",
                 loss * 100, r.ok ? "ok" : r.failure.c_str(), static_cast<unsigned long long>(r.resync_bytes), r.resync_ms);
@@ -134,12 +171,12 @@ void resync_figures() {
 
 /// The README's figures, from one run: the steady 4-player session at 0, 5 and 20% loss, and the
 /// generated scenarios' throughput.
-int figures(std::uint64_t sessions) {
+int figures(std::uint64_t sessions, const std::string& evidence_dir) {
   for (const double loss : {0.0, 0.05, 0.20}) {
     lockstep::netsim::ScenarioReport total;
     std::uint64_t failed = 0;
     for (std::uint64_t i = 0; i < sessions; ++i) {
-      const lockstep::netsim::ScenarioReport r = lockstep::netsim::run(lockstep::netsim::steady(i + 1, loss));
+      const lockstep::netsim::ScenarioReport r = lockstep::netsim::run(lockstep::netsim::steady(i + 1, loss), evidence_dir);
       failed += r.ok ? 0 : 1;
       total.stall_ticks += r.stall_ticks;
       total.player_ticks += r.player_ticks;
@@ -157,17 +194,17 @@ int figures(std::uint64_t sessions) {
                 per_tick(total.peer_bytes_sent), per_tick(total.peer_bytes_received),
                 static_cast<double>(total.peer_datagrams_sent) / total.peer_seconds);
   }
-  adaptive_delay_figures(sessions);
-  late_join_figures();
-  resync_figures();
-  return run_many(sessions * 25, 1, false);
+  adaptive_delay_figures(sessions, evidence_dir);
+  late_join_figures(evidence_dir);
+  resync_figures(evidence_dir);
+  return run_many(sessions * 25, 1, false, evidence_dir);
 }
 
-int run_one(std::uint64_t seed) {
+int run_one(std::uint64_t seed, const std::string& evidence_dir) {
   const lockstep::netsim::Scenario scenario = lockstep::netsim::generate(seed);
   std::printf("scenario %llu: %s\n", static_cast<unsigned long long>(seed), scenario.describe().c_str());
   std::vector<std::string> trace;
-  const lockstep::netsim::ScenarioReport report = lockstep::netsim::run(scenario, &trace);
+  const lockstep::netsim::ScenarioReport report = lockstep::netsim::run(scenario, evidence_dir, &trace);
   for (const std::string& line : trace) std::printf("  %s\n", line.c_str());
   std::printf("%s after %.1f simulated seconds%s%s\n", report.ok ? "ok" : "FAILED", report.simulated_seconds,
               report.ok ? "" : ": ", report.failure.c_str());
@@ -185,6 +222,10 @@ int main(int argc, char** argv) {
   app.add_option("--scenarios", scenarios, "How many scenarios to run (default 100)")->check(CLI::Range(1ull, 10'000'000ull));
   app.add_option("--seed", seed, "Seed of the run: the same seed runs the same scenarios (default 1)");
   app.add_option("--scenario", one, "Run one scenario alone, by its own seed, and print what happened");
+  std::string evidence_dir;
+  app.add_option("--evidence-dir", evidence_dir,
+                 "Keep the desync evidence that scenarios write (those that desync on purpose too) in this folder; "
+                 "by default it goes to a temporary folder removed at the end");
   std::optional<std::uint64_t> figure_sessions;
   app.add_option("--figures", figure_sessions,
                  "Print the README's figures: N steady 4-player sessions at 0, 5 and 20% loss, then 25·N scenarios");
@@ -193,7 +234,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (one) return run_one(*one);
-  if (figure_sessions) return figures(*figure_sessions);
-  return run_many(scenarios, seed, isatty(2) != 0);
+  lockstep::Result<EvidenceDir> evidence = EvidenceDir::make(evidence_dir);
+  if (!evidence) {
+    std::fprintf(stderr, "error: %s\n", evidence.error().message.c_str());
+    return 2;
+  }
+  const std::string& dir = evidence->path();
+  if (one) return run_one(*one, dir);
+  if (figure_sessions) return figures(*figure_sessions, dir);
+  return run_many(scenarios, seed, isatty(2) != 0, dir);
 }

@@ -13,6 +13,7 @@
 #include "lockstep/engine/rng.hpp"
 #include "lockstep/engine/world.hpp"
 #include "lockstep/net/session.hpp"
+#include "lockstep/net/session_driver.hpp"
 #include "lockstep/net/virtual_network.hpp"
 
 namespace lockstep::netsim {
@@ -110,12 +111,13 @@ WorldConfig world_for(const Scenario& s) {
   return config;
 }
 
-std::string protocol_state(const net::LockstepProtocol& protocol) {
+template <class S>
+std::string protocol_state(const net::Session<S>& session) {
   std::string out;
-  if (const auto* host = dynamic_cast<const net::HostProtocol*>(&protocol)) {
+  if (const net::HostProtocol* host = session.host_protocol()) {
     out = ", holds";
     for (std::uint32_t p = 0; p < host->parameters().players; ++p) out += " " + std::to_string(host->held_through(static_cast<std::uint8_t>(p)));
-  } else if (const auto* peer = dynamic_cast<const net::PeerProtocol*>(&protocol)) {
+  } else if (const net::PeerProtocol* peer = session.peer_protocol()) {
     out = ", given " + std::to_string(peer->inputs_given()) + ", acked " + std::to_string(peer->inputs_acked());
   }
   return out;
@@ -139,7 +141,8 @@ struct Participant {
 
 class Run {
  public:
-  Run(const Scenario& s, std::vector<std::string>* trace) : s_(s), trace_(trace), config_(world_for(s)) {}
+  Run(const Scenario& s, std::string evidence_dir, std::vector<std::string>* trace)
+      : s_(s), evidence_dir_(std::move(evidence_dir)), trace_(trace), config_(world_for(s)) {}
 
   ScenarioReport go();
 
@@ -162,6 +165,7 @@ class Run {
   }
 
   const Scenario& s_;
+  std::string evidence_dir_;
   std::vector<std::string>* trace_;
   WorldConfig config_;
   net::VirtualNetwork network_;
@@ -209,7 +213,7 @@ ScenarioReport Run::go() {
              std::to_string(p.session->ended()) + ", sent " + std::to_string(st.datagrams_sent) + ", received " +
              std::to_string(st.datagrams_received) + ", dropped " + std::to_string(st.dropped.total()) +
              ", stalls " + std::to_string(st.stall_ticks) + ", wanted " +
-             std::to_string(p.session->input_wanted().value_or(0)) + protocol_state(p.session->protocol()));
+             std::to_string(p.session->input_wanted().value_or(0)) + protocol_state(*p.session));
       }
       break;
     }
@@ -246,6 +250,7 @@ void Run::join(std::uint32_t i, Instant now) {
     host.wait_timeout = milliseconds(k_wait_timeout_ms);
     host.timeout_after = milliseconds(k_timeout_ms);
     host.secret = s_.seed | 1;
+    host.evidence_dir = evidence_dir_;
     Result<net::Session<World>> session = net::Session<World>::host(config_, s_.seed, host, now);
     if (session) p.session.emplace(std::move(session).value());
     return;
@@ -256,6 +261,7 @@ void Run::join(std::uint32_t i, Instant now) {
   join.role = i <= s_.peers() || successor ? net::Role::player : net::Role::spectator;
   join.timeout_after = milliseconds(k_timeout_ms);
   join.nonce = s_.seed * 1000 + i;
+  join.evidence_dir = evidence_dir_;
   if (successor) join.reclaim = key_;
   p.session.emplace(net::Session<World>::join(join, now).value());
   if (s_.trouble == Trouble::desync && i == s_.victim) {
@@ -322,11 +328,11 @@ void Run::pump(std::uint32_t i, Instant now) {
   if (session.ended() && !p.ended_at) p.ended_at = now;
   for (net::ProtocolEvent e; session.poll_event(e);) {
     if (i == 0 && trace_ != nullptr) {
-      note("  host: known " + std::to_string(session.protocol().ticks().known_through()) + protocol_state(session.protocol()));
+      note("  host: known " + std::to_string(session.protocol().ticks().known_through()) + protocol_state(session));
     }
-    note("t=" + std::to_string(now.count() / 1000) + " ms participant " + std::to_string(i) + ": event " +
-         std::to_string(static_cast<int>(e.kind)) + " slot " + std::to_string(e.slot) + " tick " + std::to_string(e.tick) +
-         (e.text.empty() ? "" : " " + e.text));
+    note("t=" + std::to_string(now.count() / 1000) + " ms participant " + std::to_string(i) + ": " +
+         net::describe_event(e, i == 0 ? "host" : "peer " + std::to_string(i), session.parameters()) + " (" +
+         std::string(net::event_name(e)) + ")");
   }
   if (frame) {
     while (p.next_frame <= now) p.next_frame += std::chrono::microseconds(p.frame_us);
@@ -644,8 +650,8 @@ Scenario round_trip(std::uint64_t seed, std::uint32_t round_trip_ms, std::option
   return s;
 }
 
-ScenarioReport run(const Scenario& scenario, std::vector<std::string>* trace) {
-  Run run(scenario, trace);
+ScenarioReport run(const Scenario& scenario, const std::string& evidence_dir, std::vector<std::string>* trace) {
+  Run run(scenario, evidence_dir, trace);
   return run.go();
 }
 

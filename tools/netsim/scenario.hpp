@@ -129,8 +129,9 @@ struct ScenarioReport {
   std::uint64_t resync_bytes = 0;
 };
 
-/// Runs `scenario` to the end; `trace` (optional) receives every event line.
-ScenarioReport run(const Scenario& scenario, std::vector<std::string>* trace = nullptr);
+/// Runs `scenario` to the end, its participants writing any desync evidence into `evidence_dir`;
+/// `trace` (optional) receives every event line.
+ScenarioReport run(const Scenario& scenario, const std::string& evidence_dir, std::vector<std::string>* trace = nullptr);
 
 /// The seed of scenario `index` of a run seeded `seed`.
 std::uint64_t scenario_seed(std::uint64_t seed, std::uint64_t index);
