@@ -52,8 +52,8 @@ void PeerProtocol::receive(const Endpoint& from, std::span<const std::byte> data
         // The delay from tick 1, as an adaptive host measured it in the countdown (where it only
         // rises: a start overtaken by a later one must not lower it again).
         if (announced_delay_from() == 1 && s->input_delay > announced_delay()) change_delay(s->input_delay, 1);
-        if (!start_at_) {
-          start_at_ = now + std::chrono::milliseconds(s->countdown_ms);
+        if (!start_time()) {
+          set_start_time(now + std::chrono::milliseconds(s->countdown_ms));
           state_ = PeerState::running;
         }
       }
@@ -90,7 +90,7 @@ void PeerProtocol::handle_handshake(const Header& h, std::span<const std::byte> 
         advisory_refusal_ = text;
         return;
       }
-      return stop(Outcome::refused, EventKind::refused, text);
+      return stop(Outcome::refused, text);
     }
     case MessageType::welcome: {
       const Decoded<Welcome> w = read_welcome(datagram);
@@ -132,10 +132,10 @@ void PeerProtocol::handle_welcome(const Header& h, const Welcome& w, Instant now
   token_ = h.token;
   if (std::string why = refusal_text(w); !why.empty()) {
     say_goodbye();  // so that the host frees the slot at once
-    return stop(Outcome::refused, EventKind::refused, why);
+    return stop(Outcome::refused, why);
   }
-  parameters_ = {w.players, w.input_bytes, w.tick_rate_hz, w.input_delay, w.end_tick, w.seed, w.slot, w.session};
-  ticks_ = TickLog(w.players, w.input_bytes, w.start_tick);
+  set_parameters({w.players, w.input_bytes, w.tick_rate_hz, w.input_delay, w.end_tick, w.seed, w.slot, w.session});
+  start_ticks(w.start_tick);
   if (w.start_tick != 0) {
     // A late joiner: the state at start_tick follows in pieces; the ticks after it in relays.
     expect_state({w.start_tick, w.state_bytes, w.state_hash});
@@ -144,49 +144,49 @@ void PeerProtocol::handle_welcome(const Header& h, const Welcome& w, Instant now
   }
   sim_config_ = w.config;
   start_delay(w.input_delay);
-  resync_ = w.resync;
+  set_resyncs(w.resync);
   reconnect_key_ = w.reconnect_key;
   // A late player's input is neutral until the slot table says from which tick it plays.
-  own_inputs_from_ = w.late ? 0 : w.input_delay + 1ull;
+  set_own_inputs_from(w.late ? 0 : w.input_delay + 1ull);
   joined_late_ = w.late;
-  own_first_ = w.late ? k_max_wire_tick : w.input_delay + 1ull;
+  own_first_ = w.late ? k_tick_limit : w.input_delay + 1ull;
   own_through_ = own_first_ - 1;
   first_unacked_ = own_first_;
-  tick_scratch_.reserve(ticks_.stride());
+  tick_scratch_.reserve(ticks().stride());
   own_.reserve(static_cast<std::size_t>(k_max_ticks_per_datagram) * w.input_bytes * 4);
   state_ = PeerState::welcomed;
   last_heard_ = now;
   sent(now, now);
-  emit(make_event(EventKind::welcomed, w.slot));
+  emit(event::Welcomed{w.slot});
 }
 
 void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now) {
-  const Decoded<Relay> r = read_relay(datagram, parameters_.players, parameters_.input_bytes);
+  const Decoded<Relay> r = read_relay(datagram, parameters().players, parameters().input_bytes);
   if (!r) return drop(r.drop);
   const bool omitted = own_slot_omitted();
   if (r->own_slot_omitted != omitted) return drop(DropReason::malformed);
-  if (!start_at_ && (r->running || !r->inputs.empty())) {  // the start was lost, but the session runs
-    start_at_ = now;
+  if (!start_time() && (r->running || !r->inputs.empty())) {  // the start was lost, but the session runs
+    set_start_time(now);
     state_ = PeerState::running;
   }
   if (r->timing) rtt_.on_timing(*r->timing, now);
   take_slots(*r);  // first: it may say from which tick this player plays
-  const std::size_t stride = (parameters_.players - (omitted ? 1 : 0)) * parameters_.input_bytes;
+  const std::size_t stride = (parameters().players - (omitted ? 1 : 0)) * parameters().input_bytes;
   const std::size_t count = stride == 0 ? 0 : r->inputs.size() / stride;
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t tick = r->first_tick + i;
-    if (tick != ticks_.known_through() + 1 || tick > parameters_.end_tick) continue;
+    if (tick != ticks().known_through() + 1 || tick > parameters().end_tick) continue;
     if (!take_tick(tick, r->inputs.subspan(i * stride, stride))) break;
   }
   take_acks(*r);
   if (r->desync_tick != 0) {
     // Stopping: the first desync. Resyncing: the latest, each one a participant's evidence.
-    if (resync_) desync_tick_ = std::max(desync_tick_, r->desync_tick);
-    else if (desync_tick_ == 0 || r->desync_tick < desync_tick_) desync_tick_ = r->desync_tick;
+    if (resyncs()) set_desync_tick(std::max(desync_tick(), r->desync_tick));
+    else if (desync_tick() == 0 || r->desync_tick < desync_tick()) set_desync_tick(r->desync_tick);
   }
-  if (r->resync && !(start_tick_ == r->resync->tick && state_hash_ == r->resync->hash)) {
+  if (r->resync && !(incoming_.tick() == r->resync->tick && incoming_.hash() == r->resync->hash)) {
     if (r->resync->bytes > config_.max_state_bytes) {
-      return stop(Outcome::network_failed, EventKind::network_failed,
+      return stop(Outcome::network_failed,
                   "the host's state is " + std::to_string(r->resync->bytes) + " bytes, over this program's bound of " +
                       std::to_string(config_.max_state_bytes));
     }
@@ -195,70 +195,41 @@ void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now
   }
 }
 
-void PeerProtocol::expect_state(const StateOffer& offer) {
-  start_tick_ = offer.tick;
-  state_hash_ = offer.hash;
-  state_size_ = offer.bytes;
-  state_received_ = 0;
-  state_taken_ = false;
-  snapshot_.clear();  // grows with the pieces that arrive, never past the window ahead of them
-  piece_held_.assign(static_cast<std::size_t>((offer.bytes + k_state_piece_bytes - 1) / k_state_piece_bytes), false);
-}
+void PeerProtocol::expect_state(const StateOffer& offer) { incoming_.expect(offer); }
 
 void PeerProtocol::state_taken() {
-  state_taken_ = true;
+  incoming_.mark_taken();
+  const std::uint64_t tick = incoming_.tick();
   if (resyncing_) {
     // The host compares its hashes again from the state's tick on.
-    rewind_to(start_tick_);
-    hash_acked_ = hashes_sent_through_ = start_tick_;
+    rewind_to(tick);
+    hash_acked_ = hashes_sent_through_ = tick;
+    emit(event::Resynced{parameters().slot, tick, incoming_.size()});
+  } else {
+    emit(event::StateReceived{tick, incoming_.size()});
   }
-  ProtocolEvent event = make_event(resyncing_ ? EventKind::resynced : EventKind::state_received, parameters_.slot, start_tick_);
-  event.value = static_cast<std::uint32_t>(std::min<std::uint64_t>(state_size_, 0xFFFFFFFFu));
-  emit(std::move(event));
 }
 
 void PeerProtocol::handle_state(std::span<const std::byte> datagram) {
   const Decoded<StatePiece> piece = read_state(datagram);
   if (!piece) return drop(piece.drop);
-  if (start_tick_ == 0) return drop(DropReason::unexpected_type);
-  if (piece->offset >= state_size_ ||
-      piece->bytes.size() != std::min<std::uint64_t>(k_state_piece_bytes, state_size_ - piece->offset)) {
-    return drop(DropReason::malformed);
+  switch (incoming_.take(*piece)) {
+    case StateReceiver::Piece::unexpected: return drop(DropReason::unexpected_type);
+    case StateReceiver::Piece::malformed: return drop(DropReason::malformed);
+    case StateReceiver::Piece::far_ahead: drop(DropReason::far_ahead); break;
+    case StateReceiver::Piece::taken:
+    case StateReceiver::Piece::repeat: break;
   }
-  ack_state_ = true;  // even a repeat: the host has not seen our acknowledgement
-  urgent_ = true;
-  const auto index = static_cast<std::size_t>(piece->offset / k_state_piece_bytes);
-  if (piece_held_[index] || state_taken_) return;  // held already, or the state was taken
-  // The host sends only the window after what it knows we hold: nothing further is taken, so
-  // the buffer grows with what arrives, not with what a welcome announced.
-  if (piece->offset >= state_received_ + std::uint64_t{k_state_window_pieces} * k_state_piece_bytes) {
-    return drop(DropReason::far_ahead);
-  }
-  const std::uint64_t end = piece->offset + piece->bytes.size();
-  if (snapshot_.size() < end) snapshot_.resize(static_cast<std::size_t>(end));
-  std::copy(piece->bytes.begin(), piece->bytes.end(), snapshot_.begin() + static_cast<std::ptrdiff_t>(piece->offset));
-  piece_held_[index] = true;
-  while (state_received_ < state_size_ && piece_held_[static_cast<std::size_t>(state_received_ / k_state_piece_bytes)]) {
-    state_received_ = std::min<std::uint64_t>(state_received_ + k_state_piece_bytes, state_size_);
-  }
-}
-
-std::uint64_t PeerProtocol::held_bitmap() const {
-  std::uint64_t bits = 0;
-  const auto first = static_cast<std::size_t>(state_received_ / k_state_piece_bytes);
-  for (std::size_t i = 0; i < k_state_window_pieces && first + i < piece_held_.size(); ++i) {
-    if (piece_held_[first + i]) bits |= std::uint64_t{1} << i;
-  }
-  return bits;
+  mark_urgent();  // acknowledge soon, even a repeat: the host has not seen our acknowledgement
 }
 
 bool PeerProtocol::take_tick(std::uint64_t tick, std::span<const std::byte> others) {
-  const std::uint32_t bytes = parameters_.input_bytes;
+  const std::uint32_t bytes = parameters().input_bytes;
   tick_scratch_.clear();
   std::size_t at = 0;
   const bool omitted = own_slot_omitted();
-  for (std::uint32_t p = 0; p < parameters_.players; ++p) {
-    if (p != parameters_.slot || !omitted) {
+  for (std::uint32_t p = 0; p < parameters().players; ++p) {
+    if (p != parameters().slot || !omitted) {
       tick_scratch_.insert(tick_scratch_.end(), others.begin() + static_cast<long>(at), others.begin() + static_cast<long>(at + bytes));
       at += bytes;
     } else if (tick < own_first_) {  // ticks 1 … D
@@ -271,46 +242,47 @@ bool PeerProtocol::take_tick(std::uint64_t tick, std::span<const std::byte> othe
       return false;
     }
   }
-  ticks_.append(tick_scratch_);
+  append_tick(tick_scratch_);
   return true;
 }
 
 void PeerProtocol::take_acks(const Relay& r) {
-  const std::uint32_t bytes = parameters_.input_bytes;
-  if (parameters_.slot != k_no_slot && r.input_ack >= first_unacked_) {
+  const std::uint32_t bytes = parameters().input_bytes;
+  if (parameters().slot != k_no_slot && r.input_ack >= first_unacked_) {
     first_unacked_ = std::min(r.input_ack, own_through_) + 1;
   }
   // Own inputs are kept until the host holds them and their tick is in the log.
-  const std::uint64_t keep_from = std::min(first_unacked_, ticks_.known_through() + 1);
+  const std::uint64_t keep_from = std::min(first_unacked_, ticks().known_through() + 1);
   if (keep_from > own_first_) {
     const std::uint64_t drop_ticks = std::min<std::uint64_t>(keep_from - own_first_, own_.size() / bytes);
     own_.erase(own_.begin(), own_.begin() + static_cast<long>(drop_ticks * bytes));
     own_first_ += drop_ticks;
   }
-  hash_acked_ = std::max(hash_acked_, std::min(r.hash_ack, own_tick_));
+  hash_acked_ = std::max(hash_acked_, std::min(r.hash_ack, own_tick()));
 }
 
 void PeerProtocol::take_slots(const Relay& r) {
   if (!r.slots_version || *r.slots_version <= slots_version_) return;
-  for (std::uint32_t p = 0; p < parameters_.players; ++p) {
+  for (std::uint32_t p = 0; p < parameters().players; ++p) {
     const SlotStatus& now = r.slots[p];
-    const SlotStatus& before = slots_[p];
+    const SlotStatus& before = slots()[p];
     if (now.state == before.state) continue;
     const auto slot = static_cast<std::uint8_t>(p);
-    if (now.state == SlotState::interrupted) emit(make_event(EventKind::interrupted, slot));
-    if (now.state == SlotState::gone) emit(make_event(EventKind::gone, slot, now.neutral_from_tick));
-    if (now.state == SlotState::active && before.state == SlotState::interrupted) emit(make_event(EventKind::resumed, slot));
+    if (now.state == SlotState::interrupted) emit(event::Interrupted{slot});
+    if (now.state == SlotState::gone) emit(event::Gone{slot, now.neutral_from_tick, false});
+    if (now.state == SlotState::active && before.state == SlotState::interrupted) emit(event::Resumed{slot});
     if (now.state == SlotState::active && before.state != SlotState::interrupted && now.plays_from_tick != 0) {
-      emit(make_event(EventKind::player_joined, slot, now.plays_from_tick));
+      emit(event::PlayerJoined{slot, now.plays_from_tick});
     }
   }
-  slots_ = r.slots;
+  set_slots(r.slots);
   slots_version_ = *r.slots_version;
-  const std::uint8_t own = parameters_.slot;
-  if (own != k_no_slot && own_inputs_from_ == 0 && slots_[own].state == SlotState::active &&
-      slots_[own].plays_from_tick > ticks_.known_through()) {
+  const std::uint8_t own = parameters().slot;
+  if (own != k_no_slot && own_inputs_from() == 0 && slots()[own].state == SlotState::active &&
+      slots()[own].plays_from_tick > ticks().known_through()) {
     // This late player plays from the announced tick: its inputs before it are neutral.
-    own_inputs_from_ = own_first_ = first_unacked_ = slots_[own].plays_from_tick;
+    own_first_ = first_unacked_ = slots()[own].plays_from_tick;
+    set_own_inputs_from(own_first_);
     own_through_ = own_first_ - 1;
   }
   change_delay(r.input_delay, r.delay_from_tick);
@@ -319,10 +291,10 @@ void PeerProtocol::take_slots(const Relay& r) {
 // --- Own inputs and hashes ------------------------------------------------------------------
 
 void PeerProtocol::add_local_input(std::uint64_t tick, std::span<const std::byte> input) {
-  if (parameters_.slot == k_no_slot || tick != own_through_ + 1 || input.size() != parameters_.input_bytes) return;
+  if (parameters().slot == k_no_slot || tick != own_through_ + 1 || input.size() != parameters().input_bytes) return;
   own_.insert(own_.end(), input.begin(), input.end());
   ++own_through_;
-  urgent_ = true;
+  mark_urgent();
 }
 
 void PeerProtocol::on_stepped(std::uint64_t tick, std::uint64_t hash) { note_own_hash(tick, hash); }
@@ -333,56 +305,56 @@ void PeerProtocol::poll(Instant now) {
   if (state_ == PeerState::ended) return;
   if (state_ < PeerState::welcomed) {
     if (now - asked_at_ > config_.timeout_after) {
-      if (!advisory_refusal_.empty()) return stop(Outcome::refused, EventKind::refused, advisory_refusal_);
-      return stop(Outcome::network_failed, EventKind::network_failed,
+      if (!advisory_refusal_.empty()) return stop(Outcome::refused, advisory_refusal_);
+      return stop(Outcome::network_failed,
                   "no answer from the host at " + endpoint_text(config_.host));
     }
-    if (now >= next_send_) send_hello(now);
+    if (now >= next_send()) send_hello(now);
     return;
   }
-  if (desync_tick_ != 0 && !resync_) return stop(Outcome::desync, EventKind::desync, {});
+  if (desync_tick() != 0 && !resyncs()) return stop(Outcome::desync, {});
   // A host that has gone (or said goodbye) ends the session here, unless every tick (and a late
   // joiner's state) is already in hand and this participant can finish on its own.
-  const bool all_in_hand = ticks_.known_through() >= parameters_.end_tick && state_received_ >= state_size_;
+  const bool all_in_hand = ticks().known_through() >= parameters().end_tick && incoming_.all_received();
   if ((now - last_heard_ > config_.timeout_after || host_left_) && !all_in_hand) {
-    return stop(Outcome::network_failed, EventKind::network_failed,
+    return stop(Outcome::network_failed,
                 (host_left_ ? std::string("the host ended the session")
                             : "the host is gone (silent for " + std::to_string(config_.timeout_after.count()) + " ms)") +
-                    " at tick " + std::to_string(own_tick_));
+                    " at tick " + std::to_string(own_tick()));
   }
   if (send_due(now)) {
     send_update(now);
     // With each new input (about once a tick), and every two ticks when there is none.
-    sent(now, now + (start_at_ ? 2 * tick_period() : k_welcomed_send_every));
+    sent(now, now + (start_time() ? 2 * tick_period() : k_welcomed_send_every));
   }
-  if (own_tick_ < parameters_.end_tick || (start_tick_ != 0 && !state_taken_)) return;
+  if (own_tick() < parameters().end_tick || (incoming_.expected() && !incoming_.taken())) return;
   if (finished_since_ == Instant{0}) finished_since_ = now;
   // Stay until the host holds every hash (so it can check the last ticks too), briefly; in a
   // resyncing session that desynced, for up to a timeout (the host acknowledges no hash of a
   // diverged player before its resync, which may be this one's).
-  const Instant linger = resync_ && desync_tick_ != 0 ? Instant(config_.timeout_after) : Instant(config_.linger);
-  if (hash_acked_ >= parameters_.end_tick || parameters_.slot == k_no_slot || host_left_ || now - finished_since_ > linger) {
+  const Instant linger = resyncs() && desync_tick() != 0 ? Instant(config_.timeout_after) : Instant(config_.linger);
+  if (hash_acked_ >= parameters().end_tick || parameters().slot == k_no_slot || host_left_ || now - finished_since_ > linger) {
     say_goodbye();
-    stop(Outcome::finished, EventKind::finished, {});
+    stop(Outcome::finished, {});
   }
 }
 
 Instant PeerProtocol::next_wakeup() const { return state_ == PeerState::ended ? Instant::max() : send_wakeup(); }
 
 void PeerProtocol::send_hello(Instant now) {
-  write_hello(outbox_.next(config_.host), header(MessageType::hello, 0, 0),
+  write_hello(outbox().next(config_.host), header(MessageType::hello, 0, 0),
               {config_.role, config_.nonce, cookie_, config_.role == Role::player ? config_.reclaim : std::nullopt});
   sent(now, now + config_.hello_every);
 }
 
 void PeerProtocol::send_update(Instant now) {
   Update u;
-  u.relay_ack = ticks_.known_through();
+  u.relay_ack = ticks().known_through();
   u.slots_ack = slots_version_;
-  const std::uint32_t bytes = parameters_.input_bytes;
+  const std::uint32_t bytes = parameters().input_bytes;
   // No hashes while a state is on its way: they would be of the state it leaves.
-  const bool waiting_for_state = start_tick_ != 0 && !state_taken_;
-  if (parameters_.slot != k_no_slot) {
+  const bool waiting_for_state = incoming_.expected() && !incoming_.taken();
+  if (parameters().slot != k_no_slot) {
     if (own_through_ >= first_unacked_) {
       const std::uint64_t count = std::min<std::uint64_t>(own_through_ - first_unacked_ + 1, k_max_ticks_per_datagram);
       u.inputs_first_tick = first_unacked_;
@@ -399,39 +371,44 @@ void PeerProtocol::send_update(Instant now) {
       hashes_resent_at_ = now;
     }
     u.hashes_first_tick = first;
-    for (std::uint64_t t = first; !waiting_for_state && t <= own_tick_ && u.hash_count < k_max_ticks_per_datagram; ++t) {
+    for (std::uint64_t t = first; !waiting_for_state && t <= own_tick() && u.hash_count < k_max_ticks_per_datagram; ++t) {
       u.hashes[u.hash_count++] = own_hash(t);
     }
     if (u.hash_count > 0) hashes_sent_through_ = std::max(hashes_sent_through_, first + u.hash_count - 1);
   }
-  if (start_tick_ != 0 && (ack_state_ || state_received_ < state_size_)) {
-    u.state_tick = start_tick_;
-    u.state_received = state_received_;
-    u.state_held = held_bitmap();
-    ack_state_ = false;
+  if (incoming_.expected() && (incoming_.ack_due() || !incoming_.all_received())) {
+    u.state_tick = incoming_.tick();
+    u.state_received = incoming_.received();
+    u.state_held = incoming_.held_bitmap();
+    incoming_.acknowledged();
   }
   if (RttMeter::timing_due(sends_++)) u.timing = rtt_.outgoing(now);
-  write_update(outbox_.next(config_.host), header(MessageType::update, connection_, token_), u, bytes);
+  write_update(outbox().next(config_.host), header(MessageType::update, connection_, token_), u, bytes);
 }
 
 void PeerProtocol::say_goodbye() {
   for (int i = 0; i < 3; ++i) {  // three times: a goodbye lost is a timeout for everyone else
-    write_bye(outbox_.next(config_.host), header(MessageType::bye, connection_, token_), {own_tick_});
+    write_bye(outbox().next(config_.host), header(MessageType::bye, connection_, token_), {own_tick()});
   }
 }
 
 void PeerProtocol::leave(Instant) {
   if (state_ == PeerState::ended) return;
   if (state_ >= PeerState::welcomed) say_goodbye();
-  stop(Outcome::finished, EventKind::left, {});
+  emit(event::Left{own_tick()});
+  state_ = PeerState::ended;
+  end(Outcome::finished, {});
 }
 
-void PeerProtocol::stop(Outcome outcome, EventKind kind, std::string message) {
+void PeerProtocol::stop(Outcome outcome, std::string message) {
   if (state_ == PeerState::ended) return;
   state_ = PeerState::ended;
-  ProtocolEvent event = make_event(kind, parameters_.slot, kind == EventKind::desync ? desync_tick_ : own_tick_);
-  event.text = message;
-  emit(std::move(event));
+  switch (outcome) {
+    case Outcome::finished: emit(event::Finished{own_tick()}); break;
+    case Outcome::desync: emit(event::Desync{desync_tick()}); break;
+    case Outcome::refused: emit(event::Refused{message}); break;
+    case Outcome::network_failed: emit(event::NetworkFailed{message}); break;
+  }
   end(outcome, std::move(message));
 }
 

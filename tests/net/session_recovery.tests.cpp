@@ -90,7 +90,9 @@ TEST_CASE("a third player joins a session of two under way at tick 600, through 
   // inputs from then on.
   std::uint64_t plays_from = 0;
   for (const net::ProtocolEvent& e : events_of(group[1])) {
-    if (e.kind == net::EventKind::player_joined && e.slot == 2) plays_from = e.tick;
+    if (const auto* joined = std::get_if<net::event::PlayerJoined>(&e); joined != nullptr && joined->slot == 2) {
+      plays_from = joined->plays_from_tick;
+    }
   }
   CHECK(plays_from > third.first_tick);
   CHECK(plays_from < third.first_tick + 120);
@@ -117,7 +119,8 @@ TEST_CASE("a player whose process died reclaims its slot with its key, before or
   std::uint64_t plays_from = 0;
   REQUIRE(group.run(seconds(90), [&](Instant now) {
     for (net::ProtocolEvent e; group[0].session->poll_event(e);) {
-      if (e.kind == net::EventKind::player_joined && e.slot == 2 && e.tick != 0) plays_from = e.tick;
+      const auto* joined = std::get_if<net::event::PlayerJoined>(&e);
+      if (joined != nullptr && joined->slot == 2 && joined->plays_from_tick != 0) plays_from = joined->plays_from_tick;
     }
     if (!key && group[2].session->tick() >= 400) {
       key = group[2].session->reclaim();
@@ -214,8 +217,8 @@ TEST_CASE("resyncing: a perturbed player gets the host's state and goes on, ever
       perturbed_again = true;
     }
   }));
-  const auto has = [&](std::size_t i, net::EventKind kind) {
-    return std::any_of(events[i].begin(), events[i].end(), [&](const net::ProtocolEvent& e) { return e.kind == kind; });
+  const auto has = [&]<class E>(std::size_t i, E) {
+    return std::any_of(events[i].begin(), events[i].end(), [&](const net::ProtocolEvent& e) { return net::is<E>(e); });
   };
   for (std::size_t i = 0; i < group.size(); ++i) {
     INFO("participant " << i);
@@ -229,15 +232,16 @@ TEST_CASE("resyncing: a perturbed player gets the host's state and goes on, ever
     CHECK(r.hash == group[0].session->result()->hash);
     // Everyone wrote its evidence of tick 300 and went on.
     const auto recorded = std::find_if(events[i].begin(), events[i].end(),
-                                       [](const net::ProtocolEvent& e) { return e.kind == net::EventKind::desync_recorded; });
+                                       [](const net::ProtocolEvent& e) { return net::is<net::event::DesyncRecorded>(e); });
     REQUIRE(recorded != events[i].end());
-    CHECK(recorded->tick == 300);
-    CHECK(std::filesystem::exists(recorded->text + "/replay.lsr"));
-    CHECK(std::filesystem::exists(recorded->text + "/state.snapshot"));
+    const auto& desync = std::get<net::event::DesyncRecorded>(*recorded);
+    CHECK(desync.tick == 300);
+    CHECK(std::filesystem::exists(desync.evidence + "/replay.lsr"));
+    CHECK(std::filesystem::exists(desync.evidence + "/state.snapshot"));
   }
-  CHECK(has(0, net::EventKind::diverged));
-  CHECK(has(2, net::EventKind::resynced));
-  CHECK(has(0, net::EventKind::diverged_again) == again);
+  CHECK(has(0, net::event::Diverged{}));
+  CHECK(has(2, net::event::Resynced{}));
+  CHECK(has(0, net::event::DivergedAgain{}) == again);
   const net::NetStats stats = group[2].session->stats();
   CHECK(stats.resync_bytes > 0);
   REQUIRE(stats.resync_ms);

@@ -319,13 +319,19 @@ TEST_CASE("a joiner of another simulation is refused on its own side with the re
       network.advance_to(now);
       host->run_frame(*host_socket, now, [](std::uint64_t) { return WalkerInput{}; }, [] {});
       peer.run_frame(*peer_socket, now, [](std::uint64_t) { return typename Joiner::Input{}; }, [] {});
-      for (net::ProtocolEvent e; host->poll_event(e);) slot_freed |= e.kind == net::EventKind::left_before_start && e.by_goodbye;
+      for (net::ProtocolEvent e; host->poll_event(e);) {
+        const auto* left = std::get_if<net::event::LeftBeforeStart>(&e);
+        slot_freed |= left != nullptr && left->by_goodbye;
+      }
     }
     const Instant settled = network.now() + milliseconds(100);
     for (Instant now = network.now(); now < settled; now += milliseconds(5)) {
       network.advance_to(now);
       host->run_frame(*host_socket, now, [](std::uint64_t) { return WalkerInput{}; }, [] {});
-      for (net::ProtocolEvent e; host->poll_event(e);) slot_freed |= e.kind == net::EventKind::left_before_start && e.by_goodbye;
+      for (net::ProtocolEvent e; host->poll_event(e);) {
+        const auto* left = std::get_if<net::event::LeftBeforeStart>(&e);
+        slot_freed |= left != nullptr && left->by_goodbye;
+      }
     }
     REQUIRE(peer.ended());
     CHECK(peer.result()->outcome == Outcome::refused);

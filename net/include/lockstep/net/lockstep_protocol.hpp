@@ -96,8 +96,6 @@ class LockstepProtocol {
   [[nodiscard]] virtual std::optional<double> rtt_ms() const = 0;
   /// Every player slot's state, as the host decided it (on a peer: as last relayed).
   [[nodiscard]] const SlotTable& slots() const { return slots_; }
-  /// The last tick this participant stepped.
-  [[nodiscard]] std::uint64_t stepped_tick() const { return own_tick_; }
   /// A player's first tick of its own inputs: D + 1, or for a player joining a session under way
   /// the tick the host announced; 0 while not yet known (its input is neutral until then).
   [[nodiscard]] std::uint64_t own_inputs_from() const { return own_inputs_from_; }
@@ -129,6 +127,29 @@ class LockstepProtocol {
     end_message_ = std::move(message);
   }
   void drop(DropReason reason) { drops_.add(reason); }
+
+  /// The session's parameters, fixed once: by the host at its start, by a peer's welcome.
+  void set_parameters(const SessionParameters& parameters) { parameters_ = parameters; }
+  /// The tick log of a session of these parameters, from the tick after `start_tick`.
+  void start_ticks(std::uint64_t start_tick) {
+    ticks_ = TickLog(parameters_.players, parameters_.input_bytes, start_tick);
+  }
+  /// Every player's input of the next tick, as the host assembled it.
+  void append_tick(std::span<const std::byte> inputs) { ticks_.append(inputs); }
+  /// Sets one slot's state; returns whether it changed.
+  bool set_slot_status(std::uint8_t slot, const SlotStatus& status) {
+    if (slots_[slot] == status) return false;
+    slots_[slot] = status;
+    return true;
+  }
+  void set_slots(const SlotTable& slots) { slots_ = slots; }
+  void set_start_time(Instant at) { start_at_ = at; }
+  void set_desync_tick(std::uint64_t tick) { desync_tick_ = tick; }
+  void set_own_inputs_from(std::uint64_t tick) { own_inputs_from_ = tick; }
+  void set_resyncs(bool resync) { resync_ = resync; }
+  /// The last tick this participant stepped.
+  [[nodiscard]] std::uint64_t own_tick() const { return own_tick_; }
+
   /// The welcome's delay, before any change.
   void start_delay(std::uint32_t delay) {
     delay_ = previous_delay_ = delay;
@@ -141,9 +162,7 @@ class LockstepProtocol {
     delay_ = delay;
     delay_from_ = tick;
     if (delay_changes_.size() < k_max_delay_changes) delay_changes_.push_back({tick, delay});
-    ProtocolEvent event = make_event(EventKind::input_delay_changed, k_no_slot, tick);
-    event.value = delay;
-    emit(std::move(event));
+    emit(event::InputDelayChanged{tick, delay});
   }
   [[nodiscard]] std::uint32_t announced_delay() const { return delay_; }
   [[nodiscard]] std::uint64_t announced_delay_from() const { return delay_from_; }
@@ -190,29 +209,31 @@ class LockstepProtocol {
   [[nodiscard]] bool send_due(Instant now) const {
     return now >= next_send_ || (urgent_ && now - last_send_ >= tick_period() / 2);
   }
+  /// Something new waits to be sent: the next send comes within half a tick.
+  void mark_urgent() { urgent_ = true; }
   void sent(Instant now, Instant next) {
     last_send_ = now;
     next_send_ = next;
     urgent_ = false;
   }
+  [[nodiscard]] Instant next_send() const { return next_send_; }
   [[nodiscard]] Instant send_wakeup() const {
     return urgent_ ? std::min(next_send_, last_send_ + tick_period() / 2) : next_send_;
   }
 
+ private:
   SessionParameters parameters_;
   TickLog ticks_;
   SlotTable slots_{};
-  Instant next_send_{0};
-  Instant last_send_{0};
-  bool urgent_ = false;
   Outbox outbox_;
   std::optional<Instant> start_at_;
   std::uint64_t desync_tick_ = 0;
   std::uint64_t own_tick_ = 0;
   std::uint64_t own_inputs_from_ = 0;
   bool resync_ = false;
-
- private:
+  Instant next_send_{0};
+  Instant last_send_{0};
+  bool urgent_ = false;
   std::deque<WireHash> own_hashes_;
   std::uint64_t own_hashes_from_ = 1;
   std::uint32_t delay_ = 0;

@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "lockstep/net/lockstep_protocol.hpp"
+#include "lockstep/net/session_config.hpp"
+#include "lockstep/net/state_receiver.hpp"
 
 namespace lockstep::net {
 
-struct PeerProtocolConfig {
-  Endpoint host;
-  Role role = Role::player;
+/// Everything the peer protocol needs: the joiner's settings, and what this program's simulation
+/// accepts (which the session fills).
+struct PeerProtocolConfig : JoinSettings {
   std::string sim_name;                  ///< this program's Simulation::k_name
   std::uint64_t compatibility_id = 0;    ///< … and its compatibility id
   std::uint32_t input_bytes = 0;
@@ -29,14 +31,8 @@ struct PeerProtocolConfig {
   std::function<std::optional<std::string>(std::span<const std::byte> config, std::uint32_t players,
                                            std::uint64_t seed)>
       check_config;
-  std::chrono::milliseconds timeout_after{5000};  ///< no answer, or a silent host, this long: give up
   std::chrono::milliseconds hello_every{200};
   std::chrono::milliseconds linger{1000};  ///< after the last tick, wait this long for the host's acks
-  std::uint64_t nonce = 0;                 ///< random: tells this joiner apart from others at its address
-  /// The largest state a late joiner accepts from the host (at most k_max_state_transfer_bytes).
-  std::uint64_t max_state_bytes = k_max_state_transfer_bytes;
-  /// A player reclaiming the slot it held (a reconnect), with the key its welcome gave.
-  std::optional<Reclaim> reclaim;
 };
 
 enum class PeerState : std::uint8_t { hello, challenged, welcomed, running, ended };
@@ -59,31 +55,20 @@ class PeerProtocol final : public LockstepProtocol {
   /// Own inputs given, through this tick, and those the host has acknowledged.
   [[nodiscard]] std::uint64_t inputs_given() const { return own_through_; }
   [[nodiscard]] std::uint64_t inputs_acked() const { return first_unacked_ - 1; }
-  /// The host said goodbye.
-  [[nodiscard]] bool host_left() const { return host_left_; }
   /// A player's claim on its slot, to reconnect with later: once welcomed.
   [[nodiscard]] std::optional<Reclaim> reclaim() const {
     if (reconnect_key_ == 0) return std::nullopt;
-    return Reclaim{parameters_.session, parameters_.slot, reconnect_key_};
+    return Reclaim{parameters().session, parameters().slot, reconnect_key_};
   }
 
   /// A late joiner starts from the state at this tick (0: from tick 1; the end tick for one that
   /// arrives when every tick is stepped: it sees the last state), whose hash is state_hash().
-  [[nodiscard]] std::uint64_t start_tick() const { return start_tick_; }
-  [[nodiscard]] std::uint64_t state_hash() const { return state_hash_; }
+  [[nodiscard]] std::uint64_t start_tick() const { return incoming_.tick(); }
+  [[nodiscard]] std::uint64_t state_hash() const { return incoming_.hash(); }
   /// Whether every piece of the state has arrived (and it has not been taken).
-  [[nodiscard]] bool state_complete() const {
-    return start_tick_ != 0 && !state_taken_ && state_received_ >= state_size_;
-  }
+  [[nodiscard]] bool state_complete() const { return incoming_.complete(); }
   /// The whole state, once complete: handed over, and only once.
-  std::vector<std::byte> take_state() {
-    std::vector<std::byte> out;
-    if (state_complete()) out.swap(snapshot_);
-    return out;
-  }
-  /// Bytes of the state received so far, and its size.
-  [[nodiscard]] std::uint64_t state_received() const { return state_received_; }
-  [[nodiscard]] std::uint64_t state_size() const { return state_size_; }
+  std::vector<std::byte> take_state() { return incoming_.take_state(); }
   /// Whether the state on its way (or taken) is a resync's, not a late start's.
   [[nodiscard]] bool resyncing() const { return resyncing_; }
   /// The session built its simulation from the state and checked its hash: says so (an event).
@@ -97,12 +82,11 @@ class PeerProtocol final : public LockstepProtocol {
   void handle_relay(std::span<const std::byte> datagram, Instant now);
   void handle_state(std::span<const std::byte> datagram);
   void expect_state(const StateOffer& offer);
-  [[nodiscard]] std::uint64_t held_bitmap() const;
   /// Relays leave this player's own slot out (it knows its inputs), except for one that joined
   /// under way: its slot's inputs before it plays may be a previous holder's, which only the host
   /// knows.
   [[nodiscard]] bool own_slot_omitted() const {
-    return parameters_.slot != k_no_slot && parameters_.players > 1 && !joined_late_;
+    return parameters().slot != k_no_slot && parameters().players > 1 && !joined_late_;
   }
   bool take_tick(std::uint64_t tick, std::span<const std::byte> others);
   void take_acks(const Relay& relay);
@@ -110,7 +94,8 @@ class PeerProtocol final : public LockstepProtocol {
   void send_hello(Instant now);
   void send_update(Instant now);
   void say_goodbye();
-  void stop(Outcome outcome, EventKind kind, std::string message);
+  /// Ends the protocol with `outcome`, and says so with its event.
+  void stop(Outcome outcome, std::string message);
   [[nodiscard]] std::string refusal_text(const Welcome& welcome) const;
 
   PeerProtocolConfig config_;
@@ -133,16 +118,7 @@ class PeerProtocol final : public LockstepProtocol {
   bool host_left_ = false;
   std::string advisory_refusal_;  ///< a refusal anyone could have forged: said only on a timeout
   std::uint32_t sends_ = 0;
-  // A late joiner's state: pieces arrive in any order; `state_received_` bytes from the start are
-  // held, and `piece_held_` says which later pieces are.
-  std::uint64_t start_tick_ = 0;
-  std::uint64_t state_hash_ = 0;
-  std::uint64_t state_size_ = 0;
-  std::vector<std::byte> snapshot_;
-  std::vector<bool> piece_held_;
-  std::uint64_t state_received_ = 0;
-  bool ack_state_ = false;  ///< a piece arrived since the last update: acknowledge
-  bool state_taken_ = false;
+  StateReceiver incoming_;  ///< a late joiner's or a resync's state on its way
   bool resyncing_ = false;
   std::uint64_t reconnect_key_ = 0;
   bool joined_late_ = false;

@@ -1,52 +1,126 @@
 #pragma once
-/// What a protocol reports to its session: typed events, never log lines. The session (or the
-/// program driving it) decides what to print.
+/// What a protocol reports to its session: typed events, never log lines. Each kind is a small
+/// struct with exactly its own fields; the session (or the program driving it) decides what to
+/// print. Slots are player slots (k_no_slot: a spectator or nobody); ticks are session ticks.
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <variant>
 
 namespace lockstep::net {
 
-enum class EventKind : std::uint8_t {
-  welcomed,          ///< peer: the host accepted us (slot, or k_no_slot for a spectator)
-  player_joined,     ///< host: a player took `slot`
-  spectator_joined,  ///< host
-  left_before_start, ///< host: the joiner of `slot` (or a spectator) went silent or left; the slot is free
-  session_starting,  ///< every slot is filled: tick 1 after the countdown
-  session_started,   ///< tick 1's clock starts now
-  interrupted,       ///< `slot` went silent
-  resumed,           ///< `slot` spoke again
-  gone,              ///< `slot` is gone: its input is neutral from `tick`
-  desync,            ///< the session desynced at `tick`
-  finished,          ///< the session ended normally
-  refused,           ///< peer: the host refused us, or we refused its session (`text` says why)
-  network_failed,    ///< the other side is gone or never answered (`text` says why)
-  left,              ///< this participant left on request
-  input_delay_changed,  ///< players produce inputs `value` ticks ahead from `tick` on (adaptive delay)
-  state_sent,        ///< host: a late joiner holds the state of `tick` (`value` bytes)
-  state_received,    ///< late joiner: it holds the host's state of `tick` (`value` bytes), checked
-  diverged,          ///< host, resyncing: `slot`'s hash differs at `tick`; it gets the host's state
-  diverged_again,    ///< host, resyncing: `slot` diverged again at `tick`, soon after a resync; dropped
-  resynced,          ///< host: `slot` holds the state of `tick`; peer: it went back to the host's state of `tick`
-  desync_recorded,   ///< session, resyncing: the session desynced at `tick` and goes on; `text`: the evidence
-};
+namespace event {
 
-struct ProtocolEvent {
-  EventKind kind = EventKind::finished;
+/// Peer: the host accepted us in `slot` (k_no_slot: as a spectator).
+struct Welcomed {
+  std::uint8_t slot = 0xFF;
+};
+/// A player took `slot`: at the start (`plays_from_tick` 0), or under way, playing from that tick.
+struct PlayerJoined {
+  std::uint8_t slot = 0xFF;
+  std::uint64_t plays_from_tick = 0;
+};
+/// Host: a spectator joined.
+struct SpectatorJoined {};
+/// Host: the joiner of `slot` (k_no_slot: a spectator) left before the start; the slot is free.
+struct LeftBeforeStart {
+  std::uint8_t slot = 0xFF;
+  bool by_goodbye = false;  ///< it said goodbye, rather than went silent
+};
+/// Every slot that must be filled is: tick 1 follows after the countdown.
+struct SessionStarting {};
+/// Tick 1's clock starts now.
+struct SessionStarted {};
+/// `slot` went silent.
+struct Interrupted {
+  std::uint8_t slot = 0xFF;
+};
+/// `slot` spoke again.
+struct Resumed {
+  std::uint8_t slot = 0xFF;
+};
+/// `slot` is gone: its input is neutral from `neutral_from_tick` on.
+struct Gone {
+  std::uint8_t slot = 0xFF;
+  std::uint64_t neutral_from_tick = 0;
+  bool by_goodbye = false;  ///< it said goodbye, rather than went silent or was dropped
+};
+/// The session desynced at `tick` (the first tick whose hashes differ).
+struct Desync {
+  std::uint64_t tick = 0;
+};
+/// The session ended normally after `tick`.
+struct Finished {
+  std::uint64_t tick = 0;
+};
+/// Peer: the host refused us, or we refused its session.
+struct Refused {
+  std::string why;
+};
+/// The other side is gone or never answered.
+struct NetworkFailed {
+  std::string why;
+};
+/// This participant left on request at `tick`.
+struct Left {
+  std::uint64_t tick = 0;
+};
+/// Players produce their inputs `delay` ticks ahead from `from_tick` on (an adaptive delay).
+struct InputDelayChanged {
+  std::uint64_t from_tick = 0;
+  std::uint32_t delay = 0;
+};
+/// Host: a joiner in `slot` (k_no_slot: a spectator) holds the host's state of `tick`.
+struct StateSent {
   std::uint8_t slot = 0xFF;
   std::uint64_t tick = 0;
-  bool by_goodbye = false;  ///< gone / left_before_start: said goodbye rather than went silent
-  std::uint32_t value = 0;  ///< input_delay_changed: the new delay; state_*: the state's bytes
-  std::string text;         ///< refused and network_failed: why; desync_recorded: the evidence folder
+  std::uint64_t bytes = 0;
+};
+/// Late joiner: it holds the host's state of `tick`, checked against the announced hash.
+struct StateReceived {
+  std::uint64_t tick = 0;
+  std::uint64_t bytes = 0;
+};
+/// Host, resyncing: `slot`'s hash differs at `tick`; it gets the host's state.
+struct Diverged {
+  std::uint8_t slot = 0xFF;
+  std::uint64_t tick = 0;
+};
+/// Host, resyncing: `slot` diverged again at `tick`, soon after a resync; it is dropped.
+struct DivergedAgain {
+  std::uint8_t slot = 0xFF;
+  std::uint64_t tick = 0;
+};
+/// Host: `slot` holds the state of `tick` again. Peer: it went back to the host's state of `tick`.
+struct Resynced {
+  std::uint8_t slot = 0xFF;
+  std::uint64_t tick = 0;
+  std::uint64_t bytes = 0;
+};
+/// Session, resyncing: the session desynced at `tick` and goes on; `evidence` is the folder
+/// written (or why none was).
+struct DesyncRecorded {
+  std::uint64_t tick = 0;
+  std::string evidence;
 };
 
-inline ProtocolEvent make_event(EventKind kind, std::uint8_t slot = 0xFF, std::uint64_t tick = 0, bool by_goodbye = false) {
-  ProtocolEvent event;
-  event.kind = kind;
-  event.slot = slot;
-  event.tick = tick;
-  event.by_goodbye = by_goodbye;
-  return event;
+}  // namespace event
+
+using ProtocolEvent =
+    std::variant<event::Welcomed, event::PlayerJoined, event::SpectatorJoined, event::LeftBeforeStart,
+                 event::SessionStarting, event::SessionStarted, event::Interrupted, event::Resumed, event::Gone,
+                 event::Desync, event::Finished, event::Refused, event::NetworkFailed, event::Left,
+                 event::InputDelayChanged, event::StateSent, event::StateReceived, event::Diverged,
+                 event::DivergedAgain, event::Resynced, event::DesyncRecorded>;
+
+/// The kind's name in snake_case ("player_joined"), for traces.
+std::string_view event_name(const ProtocolEvent& event);
+
+/// Whether `event` holds an `E`, for tests and programs that look for one kind.
+template <class E>
+[[nodiscard]] bool is(const ProtocolEvent& event) {
+  return std::holds_alternative<E>(event);
 }
 
 }  // namespace lockstep::net

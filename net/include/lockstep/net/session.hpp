@@ -74,21 +74,15 @@ class Session {
     Result<Runner<S>> runner = Runner<S>::create(config, seed);
     if (!runner) return runner.error();
     const std::uint32_t players = runner->simulation().players();
-    if (players < 1 || players > k_max_players) return fail("sessions have 1 to ", k_max_players, " players");
+    if (players < 1 || players > k_max_session_players) return fail("sessions have 1 to ", k_max_session_players, " players");
     if (host.input_delay > k_max_input_delay) return fail("the input delay is 0 to ", k_max_input_delay, " ticks");
     if (host.tick_rate_hz < 1 || host.tick_rate_hz > 1000) return fail("the tick rate is 1 to 1000 Hz");
-    if (host.end_tick < 1 || host.end_tick >= k_max_wire_tick) return fail("the session needs 1 to 2^40 ticks");
+    if (host.end_tick < 1 || host.end_tick >= k_tick_limit) return fail("the session needs 1 to ", k_tick_limit - 1, " ticks");
     if (host.secret == 0) return fail("the host needs a secret from a real random source (HostConfig::secret)");
     if (host.start_with > players) return fail("a session of ", players, " players cannot start with ", host.start_with);
     HostProtocolConfig p;
+    static_cast<HostSettings&>(p) = host;
     p.players = players;
-    p.start_with = host.start_with;
-    p.resync = host.resync;
-    p.relay = host.relay;
-    p.end_tick = host.end_tick;
-    p.input_delay = host.input_delay;
-    p.adaptive_delay = host.adaptive_delay;
-    p.tick_rate_hz = host.tick_rate_hz;
     p.seed = seed;
     p.sim_name = std::string(S::k_name);
     p.compatibility_id = S::compatibility_id();
@@ -100,13 +94,10 @@ class Session {
     p.input_bytes = k_input_bytes;
     p.neutral_input = neutral_bytes();
     p.valid_input = &valid_input;
-    p.notify_after = host.notify_after;
-    p.timeout_after = host.timeout_after;
-    p.countdown = host.countdown;
-    p.wait_timeout = host.wait_timeout;
-    p.secret = host.secret;
-    p.random = host.random;
-    Session session(std::make_unique<HostProtocol>(std::move(p), now), host.record, host.evidence_dir);
+    auto protocol = std::make_unique<HostProtocol>(std::move(p), now);
+    HostProtocol* typed = protocol.get();
+    Session session(std::move(protocol), host);
+    session.host_ = typed;
     session.config_ = config;
     session.seed_ = seed;
     if (Status started = session.start_runner(std::move(runner).value()); !started) return started.error();
@@ -117,18 +108,17 @@ class Session {
   static Result<Session> join(const JoinConfig& join, Instant now) {
     if (join.nonce == 0) return fail("a joiner needs a random nonce that is not 0 (JoinConfig::nonce)");
     PeerProtocolConfig p;
-    p.host = join.host;
-    p.role = join.role;
+    static_cast<JoinSettings&>(p) = join;
     p.sim_name = std::string(S::k_name);
     p.compatibility_id = S::compatibility_id();
     p.input_bytes = k_input_bytes;
     p.neutral_input = neutral_bytes();
     p.check_config = &check_config;
-    p.timeout_after = join.timeout_after;
-    p.nonce = join.nonce;
     p.max_state_bytes = std::min(join.max_state_bytes, k_max_state_transfer_bytes);
-    p.reclaim = join.reclaim;
-    Session session(std::make_unique<PeerProtocol>(std::move(p), now), join.record, join.evidence_dir);
+    auto protocol = std::make_unique<PeerProtocol>(std::move(p), now);
+    PeerProtocol* typed = protocol.get();
+    Session session(std::move(protocol), join);
+    session.peer_ = typed;
     session.joined_at_ = now;
     return session;
   }
@@ -282,10 +272,7 @@ class Session {
   [[nodiscard]] std::uint64_t resyncs() const { return resyncs_; }
   /// A player's claim on its slot, once welcomed: a process started later with it (JoinConfig::
   /// reclaim) takes the slot back, in this session only.
-  [[nodiscard]] std::optional<Reclaim> reclaim() const {
-    const auto* peer = dynamic_cast<const PeerProtocol*>(protocol_.get());
-    return peer != nullptr ? peer->reclaim() : std::nullopt;
-  }
+  [[nodiscard]] std::optional<Reclaim> reclaim() const { return peer_ != nullptr ? peer_->reclaim() : std::nullopt; }
   [[nodiscard]] NetStats stats() const {
     NetStats s = stats_;
     s.ticks = tick();
@@ -305,8 +292,12 @@ class Session {
     s.dropped = protocol_->drops();
     return s;
   }
-  /// The protocol, for what only a host or a peer knows (slot states, the host's state).
+  /// The protocol, for what a host and a peer both know (ticks, slot states, the start).
   [[nodiscard]] const LockstepProtocol& protocol() const { return *protocol_; }
+  /// The host's protocol, on a host (else null): what only a host knows.
+  [[nodiscard]] const HostProtocol* host_protocol() const { return host_; }
+  /// The peer's protocol, on a joiner (else null): what only a joiner knows.
+  [[nodiscard]] const PeerProtocol* peer_protocol() const { return peer_; }
 
   /// Test only: after stepping `tick`, change the state with `perturb` (a deliberate desync).
   void debug_perturb(std::uint64_t tick, std::function<void(S&)> perturb) {
@@ -315,8 +306,8 @@ class Session {
   }
 
  private:
-  Session(std::unique_ptr<LockstepProtocol> protocol, std::string record, std::string evidence_dir)
-      : protocol_(std::move(protocol)), record_(std::move(record)), evidence_dir_(std::move(evidence_dir)) {}
+  Session(std::unique_ptr<LockstepProtocol> protocol, const SessionFiles& files)
+      : protocol_(std::move(protocol)), record_(files.record), evidence_dir_(files.evidence_dir) {}
 
   static std::vector<std::byte> neutral_bytes() {
     std::vector<std::byte> bytes(k_input_bytes);
@@ -365,36 +356,13 @@ class Session {
   /// joiner once the state it starts from has. A host gives late joiners its state when asked.
   void after_protocol(Instant now) {
     now_ = now;
-    if (auto* host = dynamic_cast<HostProtocol*>(protocol_.get()); host != nullptr && host->wants_state()) {
+    if (host_ != nullptr && host_->wants_state()) {
       std::vector<std::byte> snapshot = runner_->save().bytes;
       state_bytes_ = snapshot.size();
-      host->provide_state(runner_->tick(), std::move(snapshot), runner_->hash(), now);
+      host_->provide_state(runner_->tick(), std::move(snapshot), runner_->hash(), now);
     }
     if (protocol_->resyncs() && runner_ && protocol_->desync_tick() > recorded_desync_) record_desync(now);
-    auto* peer = dynamic_cast<PeerProtocol*>(protocol_.get());
-    if (runner_ && peer != nullptr && peer->resyncing() && peer->state_complete() && !ended()) {
-      if (Status resynced = resync_from_state(peer->take_state(), peer->start_tick(), peer->state_hash()); !resynced) {
-        (void)fail_session(resynced.error().message);
-        return;
-      }
-      peer->state_taken();
-    }
-    if (!runner_ && protocol_->welcomed() && !protocol_->outcome()) {
-      config_ = decode_config(peer->sim_config()).value_or(typename S::Config{});
-      seed_ = parameters().seed;
-      Status started;
-      if (peer->start_tick() == 0) {
-        Result<Runner<S>> runner = Runner<S>::create(config_, seed_);
-        started = runner ? start_runner(std::move(runner).value()) : Status(runner.error());
-      } else if (peer->state_complete()) {
-        started = start_from_state(peer->take_state(), peer->start_tick(), peer->state_hash());
-        if (started) peer->state_taken();
-      }
-      if (!started) {
-        protocol_->leave(now);
-        return finish({Outcome::refused, 0, 0, 0, {}, started.error().message});
-      }
-    }
+    if (peer_ != nullptr && !take_peer_state(now)) return;
     if (runner_ && !caught_up_at_ && state_at_ && runner_->tick() >= protocol_->ticks().known_through()) caught_up_at_ = now;
     // A player's own inputs start at D + 1, or at the tick the host announced for a late one.
     if (const std::uint64_t from = protocol_->own_inputs_from(); runner_ && from != 0 && produced_through_ + 1 < from) {
@@ -402,6 +370,33 @@ class Session {
     }
     note_catch_up();
     if (protocol_->outcome() && !result_) finish_from_protocol();
+  }
+
+  /// A joiner's simulation: from its configuration once welcomed, or from the host's state once it
+  /// has arrived (a late joiner's, or a resync's). Returns false when the session ended here.
+  bool take_peer_state(Instant now) {
+    if (runner_ && peer_->resyncing() && peer_->state_complete() && !ended()) {
+      if (Status resynced = resync_from_state(peer_->take_state(), peer_->start_tick(), peer_->state_hash()); !resynced) {
+        (void)fail_session(resynced.error().message);
+        return false;
+      }
+      peer_->state_taken();
+    }
+    if (runner_ || !protocol_->welcomed() || protocol_->outcome()) return true;
+    config_ = decode_config(peer_->sim_config()).value_or(typename S::Config{});
+    seed_ = parameters().seed;
+    Status started;
+    if (peer_->start_tick() == 0) {
+      Result<Runner<S>> runner = Runner<S>::create(config_, seed_);
+      started = runner ? start_runner(std::move(runner).value()) : Status(runner.error());
+    } else if (peer_->state_complete()) {
+      started = start_from_state(peer_->take_state(), peer_->start_tick(), peer_->state_hash());
+      if (started) peer_->state_taken();
+    }
+    if (started) return true;
+    protocol_->leave(now);
+    finish({Outcome::refused, 0, 0, 0, {}, started.error().message});
+    return false;
   }
 
   /// The fixed-step clock runs from tick 1's start time; players step what it says is due and
@@ -515,13 +510,11 @@ class Session {
     recorded_desync_ = protocol_->desync_tick();
     ++desyncs_;
     resync_heard_at_ = now;
-    ProtocolEvent event = make_event(EventKind::desync_recorded, parameters().slot, recorded_desync_);
-    event.text = write_evidence(recorded_desync_, "-at-" + std::to_string(recorded_desync_));
-    events_.push_back(std::move(event));
+    events_.push_back(event::DesyncRecorded{recorded_desync_, write_evidence(recorded_desync_, "-at-" + std::to_string(recorded_desync_))});
   }
 
   Result<bool> fail_session(std::string message) {
-    if (auto* host = dynamic_cast<HostProtocol*>(protocol_.get())) host->abort(Outcome::network_failed, message);
+    if (host_ != nullptr) host_->abort(Outcome::network_failed, message);
     else protocol_->leave(now_);
     recorder_.reset();  // what was recorded so far stays on disk
     finish({Outcome::network_failed, tick(), hash(), 0, {}, message});
@@ -561,8 +554,7 @@ class Session {
     }
     const std::uint64_t at = std::min(desync_tick, tick());
     const std::uint64_t kept = tick() - at < k_evidence_ring ? at : tick();
-    const bool host = dynamic_cast<const HostProtocol*>(protocol_.get()) != nullptr;
-    const std::string who = host ? "host" : parameters().slot == k_no_slot ? "spectator" : "slot" + std::to_string(parameters().slot);
+    const std::string who = host_ != nullptr ? "host" : parameters().slot == k_no_slot ? "spectator" : "slot" + std::to_string(parameters().slot);
     Result<std::string> evidence = write_desync_evidence<S>(
         evidence_dir_, "lockstep-desync-" + hash_hex(parameters().session) + "-" + who + suffix, config_, seed_,
         protocol_->ticks(), std::min(desync_tick, protocol_->ticks().known_through()), ring_[kept % k_evidence_ring],
@@ -575,6 +567,8 @@ class Session {
   }
 
   std::unique_ptr<LockstepProtocol> protocol_;
+  HostProtocol* host_ = nullptr;  ///< protocol_, on a host
+  PeerProtocol* peer_ = nullptr;  ///< protocol_, on a joiner
   std::string record_;
   std::string evidence_dir_;
   typename S::Config config_{};

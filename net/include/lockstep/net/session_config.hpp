@@ -1,6 +1,8 @@
 #pragma once
-/// What a program chooses for a networked session, apart from its simulation: one configuration
-/// for hosting and one for joining, each holding only what it uses.
+/// What a program chooses for a networked session, apart from its simulation: the settings of a
+/// host and of a joiner, each defined once with its defaults. The configurations a session
+/// (HostConfig, JoinConfig) and a protocol (HostProtocolConfig, PeerProtocolConfig) take are
+/// these settings plus what only they need.
 
 #include <chrono>
 #include <cstdint>
@@ -13,7 +15,8 @@
 
 namespace lockstep::net {
 
-struct HostConfig {
+/// How a host runs its session.
+struct HostSettings {
   bool relay = false;                 ///< play no slot: relay (and step) only
   /// Start once this many slots are filled (the host's own included; 0: all of them). The other
   /// slots are neutral until players join the session under way: each gets the host's state,
@@ -34,8 +37,6 @@ struct HostConfig {
   std::chrono::milliseconds timeout_after{5000};  ///< … and this long, gone
   std::chrono::milliseconds countdown{500};       ///< from the last slot filled to tick 1
   std::chrono::milliseconds wait_timeout{0};      ///< give up waiting for players (0: never)
-  std::string record;                 ///< a replay file to record, or empty
-  std::string evidence_dir = ".";     ///< where a desync's evidence folder goes
   /// Keys the cookies: from a real random source (std::random_device), never simulation state,
   /// never 0. Tests give a fixed value to repeat a run exactly.
   std::uint64_t secret = 0;
@@ -44,20 +45,29 @@ struct HostConfig {
   std::function<std::uint64_t()> random;
 };
 
-struct JoinConfig {
+/// How a joiner reaches a host and what it accepts.
+struct JoinSettings {
   Endpoint host;
+  Role role = Role::player;
+  std::chrono::milliseconds timeout_after{5000};  ///< no answer, or a silent host, this long: give up
+  /// Tells this joiner apart from others at its address: random and not 0, like HostSettings::secret.
+  std::uint64_t nonce = 0;
   /// Joining a session under way, the largest state taken from the host (a snapshot; at most
   /// k_max_state_transfer_bytes): a larger one is refused.
   std::uint64_t max_state_bytes = std::uint64_t{16} << 20;
-  Role role = Role::player;
-  std::chrono::milliseconds timeout_after{5000};  ///< no answer, or a silent host, this long: give up
-  std::string record;
-  std::string evidence_dir = ".";
-  /// Tells this joiner apart from others at its address: random and not 0, like HostConfig::secret.
-  std::uint64_t nonce = 0;
   /// A player reclaiming the slot it held in this session (its process was killed, its network
   /// dropped): the claim Session::reclaim() gave after its welcome.
   std::optional<Reclaim> reclaim;
 };
+
+/// Where a participant writes what it keeps.
+struct SessionFiles {
+  std::string record;              ///< a replay file to record, or empty
+  std::string evidence_dir = ".";  ///< where a desync's evidence folder goes
+};
+
+struct HostConfig : HostSettings, SessionFiles {};
+
+struct JoinConfig : JoinSettings, SessionFiles {};
 
 }  // namespace lockstep::net

@@ -91,7 +91,7 @@ DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_contex
       const std::string line = describe_event(event, options.name, session.parameters(),
                                                       static_cast<std::uint64_t>(countdown_ms), options.netsim);
       if (!line.empty()) options.log(line);
-      if (event.kind == EventKind::welcomed && !options.key_file.empty()) {
+      if (is<event::Welcomed>(event) && !options.key_file.empty()) {
         if (const std::optional<Reclaim> key = session.reclaim()) {
           const Status written = write_reconnect_key(options.key_file, *key);
           options.log(options.name + (written ? ": reconnect key written to " + options.key_file

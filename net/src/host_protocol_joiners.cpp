@@ -1,0 +1,216 @@
+// HostProtocol's joiners: the glue between a hello and a playing connection — admission's
+// decisions applied (connections, slots, reclaims, the welcome) and the state transfers that
+// bring late joiners and diverged players to the session's state.
+
+#include <algorithm>
+
+#include "lockstep/net/host_protocol.hpp"
+
+namespace lockstep::net {
+namespace {
+
+/// A delay change, or a late player's first tick, applies this far past the known ticks, so
+/// everyone hears of it first.
+constexpr Instant k_notice = std::chrono::milliseconds(500);
+
+}  // namespace
+
+// --- Admission ------------------------------------------------------------------------------
+
+Connection* HostProtocol::admit(const Endpoint& from, const Hello& hello, Instant now) {
+  // Every check first, so that a refused joiner changes nothing.
+  const std::variant<std::uint8_t, Refusal> place = admission_.place(hello, places(), parameters().session);
+  if (const Refusal* refusal = std::get_if<Refusal>(&place)) {
+    refuse(from, hello.nonce, *refusal);
+    return nullptr;
+  }
+  const std::uint8_t slot = std::get<std::uint8_t>(place);
+  const std::uint8_t id = free_connection_id();
+  if (id == 0) {
+    refuse(from, hello.nonce, {RefuseReason::full, "the session has no connection left"});
+    return nullptr;
+  }
+  // A player admitted once the session is under way plays from a tick the host announces later;
+  // its slot stays as it is (waiting, or gone) until then. A joiner of a session under way
+  // starts from the host's state, not from tick 1, when there is one (as many transfers as the
+  // host serves is a refusal).
+  const bool late = slot != k_no_slot && state_ != HostState::waiting;
+  const bool awaits_state = (late || slot == k_no_slot) && state_ == HostState::running && own_tick() > 0;
+  if (awaits_state && transfers() >= k_max_state_transfers) {
+    refuse(from, hello.nonce,
+           {RefuseReason::full, "the host is sending its state to " + std::to_string(k_max_state_transfers) +
+                                    " late joiners; try again shortly"});
+    return nullptr;
+  }
+  Connection c;
+  c.id = id;
+  c.endpoint = from;
+  c.nonce = hello.nonce;
+  c.slot = slot;
+  c.last_heard = now;
+  c.joined_late = late;
+  c.phase = awaits_state ? ConnectionPhase::awaiting_state : ConnectionPhase::welcomed;
+  if (slot != k_no_slot && hello.reclaim) {
+    reclaim_slot(slot);
+  } else if (slot != k_no_slot) {
+    admission_.draw_slot_key(slot);
+  }
+  c.token = admission_.draw_token();
+  if (slot != k_no_slot && !late) set_slot(slot, {SlotState::active, 0, 0});
+  connections_.push_back(c);
+  if (slot == k_no_slot) emit(event::SpectatorJoined{});
+  else if (!late) emit(event::PlayerJoined{slot, 0});
+  return &connections_.back();
+}
+
+void HostProtocol::reclaim_slot(std::uint8_t slot) {
+  // Whoever holds the slot now is the process this one replaces, dead or about to be (its
+  // departure does not end a relay host's session: the slot has a player again).
+  reclaiming_ = true;
+  for (Connection& c : connections_) {
+    if (!c.is_gone() && c.slot == slot) depart(c, Departure::replaced);
+  }
+  reclaiming_ = false;
+  forget_departed();
+}
+
+Places HostProtocol::places() const {
+  Places p;
+  p.spectators = static_cast<std::size_t>(std::count_if(connections_.begin(), connections_.end(), [](const Connection& c) {
+    return !c.is_player() && !c.is_gone();
+  }));
+  p.over = state_ == HostState::ending || (state_ == HostState::running && own_tick() >= config_.end_tick);
+  p.free_slot = free_slot();
+  return p;
+}
+
+std::uint8_t HostProtocol::free_slot() const {
+  for (std::uint32_t p = 0; p < config_.players; ++p) {
+    const bool held = std::any_of(connections_.begin(), connections_.end(),
+                                  [&](const Connection& c) { return !c.is_gone() && c.slot == p; });
+    if (slots()[p].state == SlotState::waiting && !held) return static_cast<std::uint8_t>(p);
+  }
+  return k_no_slot;
+}
+
+std::uint8_t HostProtocol::free_connection_id() const {
+  // The smallest id not in use (0 when none is left): ids of joiners forgotten come back.
+  std::uint8_t id = 1;
+  const auto used = [&](std::uint8_t candidate) {
+    return std::any_of(connections_.begin(), connections_.end(), [&](const Connection& c) { return c.id == candidate; });
+  };
+  while (id != 0 && used(id)) ++id;
+  return id;
+}
+
+std::uint64_t HostProtocol::notice_ticks() const {
+  return static_cast<std::uint64_t>(config_.tick_rate_hz) * static_cast<std::uint64_t>(k_notice.count()) / 1'000'000;
+}
+
+void HostProtocol::activate(Connection& c) {
+  // Far enough ahead that the player has heard of it (and caught up) before its input is due;
+  // until then the slot's input is neutral.
+  const std::uint64_t known = ticks().known_through();
+  const std::uint64_t from = std::max(known + widest_delay() + notice_ticks(), inputs_.held_through(c.slot)) + 1;
+  inputs_.neutral_until(c.slot, from, known);
+  set_slot(c.slot, {SlotState::active, 0, from});
+  emit(event::PlayerJoined{c.slot, from});
+}
+
+void HostProtocol::welcome(Connection& c, Instant now) {
+  c.last_welcome = now;
+  Welcome w;
+  w.nonce = c.nonce;
+  w.session = parameters().session;
+  w.slot = c.slot;
+  w.players = static_cast<std::uint8_t>(config_.players);
+  w.input_bytes = static_cast<std::uint8_t>(config_.input_bytes);
+  w.tick_rate_hz = static_cast<std::uint16_t>(config_.tick_rate_hz);
+  w.input_delay = static_cast<std::uint8_t>(config_.input_delay);
+  w.end_tick = config_.end_tick;
+  w.seed = config_.seed;
+  w.sim_name = config_.sim_name;
+  w.compatibility_id = config_.compatibility_id;
+  w.config = config_.sim_config;
+  if (c.transfer && state_sender_.has_state()) {
+    const StateSender::Snapshot& state = state_sender_.state();
+    w.start_tick = state.tick;
+    w.state_bytes = state.bytes.size();
+    w.state_hash = state.hash;
+  }
+  w.late = c.joined_late;
+  w.resync = config_.resync;
+  w.reconnect_key = c.is_player() ? admission_.slot_key(c.slot) : 0;
+  write_welcome(outbox().next(c.endpoint), header(MessageType::welcome, c.id, c.token), w);
+}
+
+void HostProtocol::refuse(const Endpoint& from, std::uint64_t nonce, const Refusal& refusal) {
+  write_refuse(outbox().next(from), header(MessageType::refuse, 0, 0),
+               {refusal.reason, k_protocol_version, nonce, refusal.text});
+}
+
+// --- State transfer -------------------------------------------------------------------------
+
+std::size_t HostProtocol::transfers() const {
+  return static_cast<std::size_t>(std::count_if(connections_.begin(), connections_.end(),
+                                                [](const Connection& c) { return c.transfer && !c.is_gone(); }));
+}
+
+void HostProtocol::start_transfers(Instant now) {
+  std::size_t under_way = transfers();
+  for (Connection& c : connections_) {
+    if (!c.needs_state() || under_way >= k_max_state_transfers) continue;
+    const bool resync = c.phase == ConnectionPhase::resyncing;
+    if (state_sender_.has_state() && resync && state_sender_.state().tick < slot_diverged_at_[c.slot]) {
+      // A diverged player goes back to a state at or after its divergence: one older than that,
+      // still being sent to others, is replaced once they have it.
+      if (under_way > 0) continue;
+      state_sender_.release();
+    }
+    if (!state_sender_.has_state()) {
+      wants_state_ = true;  // the session provides it, and this runs again
+      return;
+    }
+    c.transfer = state_sender_.begin(now, Instant(config_.timeout_after));
+    ++under_way;
+    if (resync) {
+      // Relays announce it; the player keeps its ticks and steps on from the state.
+      c.transfer->resync = true;
+      continue;
+    }
+    c.phase = ConnectionPhase::welcomed_late;
+    c.relay_ack = state_sender_.state().tick;  // relays carry the ticks after the state
+    c.hash_through = state_sender_.state().tick;
+    welcome(c, now);
+  }
+}
+
+void HostProtocol::provide_state(std::uint64_t tick, std::vector<std::byte> snapshot, std::uint64_t hash, Instant now) {
+  wants_state_ = false;
+  if (snapshot.empty() || snapshot.size() > k_max_state_transfer_bytes) {
+    // No state a joiner could take: the waiting joiners are refused rather than kept waiting.
+    for (Connection& c : connections_) {
+      if (c.phase == ConnectionPhase::resyncing && c.needs_state()) depart(c, Departure::dropped);
+      if (c.phase != ConnectionPhase::awaiting_state) continue;
+      refuse(c.endpoint, c.nonce, {RefuseReason::started, "the session is under way and its state cannot be sent"});
+      depart(c, Departure::refused);
+    }
+    return forget_departed();
+  }
+  state_sender_.provide({tick, std::move(snapshot), hash});
+  start_transfers(now);
+}
+
+void HostProtocol::send_state(Connection& c, Instant now) {
+  StateTransfer& t = *c.transfer;
+  // A resync's pieces follow the relay that announced them: before it they would be dropped.
+  if (t.resync && !t.announced) return;
+  const Instant timeout(config_.timeout_after);
+  if (StateSender::expired(t, now, timeout)) return depart(c, Departure::dropped);
+  for (const StatePieceDue& piece : state_sender_.due_pieces(t, now, c.rtt.median_ms(), timeout)) {
+    write_state(outbox().next(c.endpoint), header(MessageType::state, c.id, c.token),
+                {piece.offset, state_piece_checksum(piece.bytes), piece.bytes});
+  }
+}
+
+}  // namespace lockstep::net

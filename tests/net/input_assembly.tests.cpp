@@ -1,0 +1,94 @@
+// The host's input assembly alone: ticks complete only when every slot has its input or is
+// neutral, inputs arrive in order with gaps refilled, and nothing past the limit is taken.
+
+#include <catch2/catch.hpp>
+
+#include "lockstep/net/input_assembly.hpp"
+
+using namespace lockstep::net;
+
+namespace {
+
+std::vector<std::byte> bytes(std::initializer_list<int> values) {
+  std::vector<std::byte> out;
+  for (int v : values) out.push_back(static_cast<std::byte>(v));
+  return out;
+}
+
+SlotTable all_active(std::uint32_t players) {
+  SlotTable t{};
+  for (std::uint32_t p = 0; p < players; ++p) t[p].state = SlotState::active;
+  return t;
+}
+
+bool not_seven(std::span<const std::byte> b) { return b[0] != std::byte{7}; }
+
+}  // namespace
+
+TEST_CASE("input assembly completes a tick only when every slot has its input", "[net][inputs]") {
+  InputAssembly a(2, bytes({0}), 2);
+  const SlotTable slots = all_active(2);
+  // Ticks 1 and 2 are the neutral delay for everyone.
+  REQUIRE(a.complete_tick(1, slots));
+  CHECK(*a.complete_tick(2, slots)->begin() == std::byte{0});
+  CHECK_FALSE(a.complete_tick(3, slots));
+  CHECK(a.take(0, 3, bytes({5, 6}), 100, nullptr).invalid == 0);
+  CHECK_FALSE(a.complete_tick(3, slots));  // slot 1 has nothing for tick 3 yet
+  a.take(1, 3, bytes({9}), 100, nullptr);
+  const auto tick3 = a.complete_tick(3, slots);
+  REQUIRE(tick3);
+  CHECK(std::vector<std::byte>(tick3->begin(), tick3->end()) == bytes({5, 9}));
+  CHECK(a.held_through(0) == 4);
+  CHECK(a.held_through(1) == 3);
+}
+
+TEST_CASE("input assembly skips what it holds, stops at a gap and at the limit", "[net][inputs]") {
+  InputAssembly a(1, bytes({0}), 0);
+  a.take(0, 1, bytes({1, 2}), 100, nullptr);
+  SECTION("a repeat and a gap") {
+    a.take(0, 1, bytes({1, 2, 3}), 100, nullptr);  // 1 and 2 held: only 3 is new
+    CHECK(a.held_through(0) == 3);
+    a.take(0, 5, bytes({5}), 100, nullptr);  // tick 4 is missing: nothing taken
+    CHECK(a.held_through(0) == 3);
+  }
+  SECTION("far ahead") {
+    const InputAssembly::Taken t = a.take(0, 3, bytes({3, 4, 5}), 4, nullptr);
+    CHECK(t.far_ahead);
+    CHECK(a.held_through(0) == 4);
+  }
+  SECTION("an invalid input becomes the neutral one, and is counted") {
+    const InputAssembly::Taken t = a.take(0, 3, bytes({7, 4}), 100, &not_seven);
+    CHECK(t.invalid == 1);
+    CHECK(*a.complete_tick(3, all_active(1))->begin() == std::byte{0});
+    CHECK(*a.complete_tick(4, all_active(1))->begin() == std::byte{4});
+  }
+}
+
+TEST_CASE("input assembly makes waiting and gone slots neutral, and a late slot neutral until it plays",
+          "[net][inputs]") {
+  InputAssembly a(2, bytes({0}), 0);
+  SlotTable slots = all_active(2);
+  slots[1] = {SlotState::gone, 3, 0};
+  a.take(0, 1, bytes({1, 2, 3, 4}), 100, nullptr);
+  CHECK_FALSE(a.complete_tick(1, slots));  // slot 1 is gone only from tick 3
+  slots[1].neutral_from_tick = 1;
+  REQUIRE(a.complete_tick(2, slots));
+  CHECK(a.complete_tick(2, slots)->back() == std::byte{0});
+  // A player joining under way at tick 3 plays from tick 6: neutral until then.
+  a.forget_assembled(2);
+  slots[1] = {SlotState::active, 0, 6};
+  a.neutral_until(1, 6, 2);
+  CHECK(a.held_through(1) == 5);
+  CHECK(a.complete_tick(3, slots)->back() == std::byte{0});
+  CHECK_FALSE(a.complete_tick(6, slots));
+  a.take(1, 6, bytes({8}), 100, nullptr);
+  CHECK_FALSE(a.complete_tick(6, slots));  // slot 0 holds through 4 only
+}
+
+TEST_CASE("the host's own input is taken only for the next tick", "[net][inputs]") {
+  InputAssembly a(1, bytes({0}), 2);
+  CHECK_FALSE(a.take_own(4, bytes({1})));
+  CHECK(a.take_own(3, bytes({1})));
+  CHECK_FALSE(a.take_own(4, bytes({1, 2})));  // the wrong size
+  CHECK(a.held_through(0) == 3);
+}
