@@ -10,7 +10,7 @@ namespace lockstep::net {
 namespace {
 
 /// A cookie is good for the epoch it was made in and the next: 10 to 20 seconds.
-constexpr Instant k_cookie_epoch = std::chrono::seconds(10);
+constexpr Duration k_cookie_epoch = std::chrono::seconds(10);
 
 }  // namespace
 
@@ -60,21 +60,21 @@ bool Admission::may_refuse_version(std::span<const std::byte> datagram) {
          std::to_integer<std::uint8_t>(datagram[3]) == static_cast<std::uint8_t>(MessageType::hello);
 }
 
-std::uint64_t Admission::draw() {
+std::uint64_t Admission::random_u64() {
   if (random_) return random_();
-  std::array<std::uint64_t, 3> keyed = {secret_, 0x746F6B656E73ull, ++draws_};  // "tokens"
+  std::array<std::uint64_t, 3> keyed = {secret_, 0x746F6B656E73ull, ++drawn_};  // "tokens"
   return xxh3_64(std::as_bytes(std::span(keyed)));
 }
 
-std::uint32_t Admission::draw_token() {
+std::uint32_t Admission::new_token() {
   std::uint32_t token = 0;
-  do token = static_cast<std::uint32_t>(draw() >> 32);
+  do token = static_cast<std::uint32_t>(random_u64() >> 32);
   while (token == 0);
   return token;
 }
 
-void Admission::draw_slot_key(std::uint8_t slot) {
-  do slot_keys_[slot] = draw();
+void Admission::new_slot_key(std::uint8_t slot) {
+  do slot_keys_[slot] = random_u64();
   while (slot_keys_[slot] == 0);
 }
 

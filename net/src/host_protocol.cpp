@@ -10,15 +10,15 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr Instant k_waiting_send_every = milliseconds(100);
-constexpr Instant k_start_send_every = milliseconds(50);
+constexpr Duration k_waiting_send_every = milliseconds(100);
+constexpr Duration k_start_send_every = milliseconds(50);
 /// Room a relay keeps for everything but its inputs: header, flags, acks, a full slot table,
 /// desync tick and timing.
 constexpr std::size_t k_relay_overhead = 160;
 /// How far ahead a sequence number may be to move a connection to a new address.
 constexpr std::uint16_t k_rebind_window = 256;
-constexpr Instant k_rewelcome_every = milliseconds(100);
-constexpr Instant k_transfer_poll_every = milliseconds(2);
+constexpr Duration k_rewelcome_every = milliseconds(100);
+constexpr Duration k_transfer_poll_every = milliseconds(2);
 
 }  // namespace
 
@@ -31,7 +31,7 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
   LOCKSTEP_ASSERT(config_.players >= 1 && config_.players <= k_max_session_players);
   LOCKSTEP_ASSERT(config_.input_bytes >= 1 && config_.neutral_input.size() == config_.input_bytes);
   set_parameters({config_.players, config_.input_bytes, config_.tick_rate_hz, config_.input_delay, config_.end_tick,
-                  config_.seed, config_.relay ? k_no_slot : std::uint8_t{0}, admission_.draw()});
+                  config_.seed, config_.relay ? k_no_slot : std::uint8_t{0}, admission_.random_u64()});
   start_ticks(0);
   start_delay(config_.input_delay);
   set_own_inputs_from(config_.relay ? 0 : config_.input_delay + 1ull);
@@ -352,7 +352,7 @@ void HostProtocol::forget_departed() {
 void HostProtocol::watch_silences(Instant now) {
   for (Connection& c : connections_) {
     if (c.is_gone()) continue;
-    const Instant silent = now - c.last_heard;
+    const Duration silent = now - c.last_heard;
     const bool plays = c.is_player() && !c.is_late();
     if (silent > config_.timeout_after) {
       depart(c, Departure::went_silent);
@@ -395,7 +395,7 @@ void HostProtocol::poll_state(Instant now) {
         send_to_all(now);
         sent(now, now + tick_period());
       }
-      if (now - ending_since_ >= config_.desync_grace) finish(Outcome::desync, {});
+      if (now - *ending_since_ >= config_.desync_grace) finish(Outcome::desync, {});
       return;
     case HostState::ended: return;
   }
@@ -479,12 +479,12 @@ void HostProtocol::poll_running(Instant now) {
     sent(now, now + 2 * tick_period());
   }
   if (own_tick() < config_.end_tick) return;
-  if (ending_since_ == Instant{0}) ending_since_ = now;
+  if (!ending_since_) ending_since_ = now;
   const bool all_acked = std::all_of(connections_.begin(), connections_.end(), [&](const Connection& c) {
     return c.is_gone() || (!c.between_states() && c.relay_ack >= config_.end_tick &&
                            (!c.is_player() || c.hash_through >= config_.end_tick));
   });
-  if (all_acked || now - ending_since_ > config_.timeout_after) finish(Outcome::finished, {});
+  if (all_acked || now - *ending_since_ > config_.timeout_after) finish(Outcome::finished, {});
 }
 
 std::optional<double> HostProtocol::slowest_rtt_ms() const {

@@ -11,7 +11,7 @@ namespace {
 
 /// A delay change, or a late player's first tick, applies this far past the known ticks, so
 /// everyone hears of it first.
-constexpr Instant k_notice = std::chrono::milliseconds(500);
+constexpr Duration k_notice = std::chrono::milliseconds(500);
 
 }  // namespace
 
@@ -53,9 +53,9 @@ Connection* HostProtocol::admit(const Endpoint& from, const Hello& hello, Instan
   if (slot != k_no_slot && hello.reclaim) {
     reclaim_slot(slot);
   } else if (slot != k_no_slot) {
-    admission_.draw_slot_key(slot);
+    admission_.new_slot_key(slot);
   }
-  c.token = admission_.draw_token();
+  c.token = admission_.new_token();
   if (slot != k_no_slot && !late) set_slot(slot, {SlotState::active, 0, 0});
   connections_.push_back(c);
   if (slot == k_no_slot) emit(event::SpectatorJoined{});
@@ -171,7 +171,7 @@ void HostProtocol::start_transfers(Instant now) {
       wants_state_ = true;  // the session provides it, and this runs again
       return;
     }
-    c.transfer = state_sender_.begin(now, Instant(config_.timeout_after));
+    c.transfer = state_sender_.begin(now, Duration(config_.timeout_after));
     ++under_way;
     if (resync) {
       // Relays announce it; the player keeps its ticks and steps on from the state.
@@ -205,7 +205,7 @@ void HostProtocol::send_state(Connection& c, Instant now) {
   StateTransfer& t = *c.transfer;
   // A resync's pieces follow the relay that announced them: before it they would be dropped.
   if (t.resync && !t.announced) return;
-  const Instant timeout(config_.timeout_after);
+  const Duration timeout(config_.timeout_after);
   if (StateSender::expired(t, now, timeout)) return depart(c, Departure::dropped);
   for (const StatePieceDue& piece : state_sender_.due_pieces(t, now, c.rtt.median_ms(), timeout)) {
     write_state(outbox().next(c.endpoint), header(MessageType::state, c.id, c.token),

@@ -8,7 +8,7 @@
 namespace lockstep::net {
 namespace {
 
-constexpr Instant k_welcomed_send_every = std::chrono::milliseconds(100);
+constexpr Duration k_welcomed_send_every = std::chrono::milliseconds(100);
 
 std::string endpoint_text(const Endpoint& e) {
   const std::string address = e.address().to_string();
@@ -328,12 +328,12 @@ void PeerProtocol::poll(Instant now) {
     sent(now, now + (start_time() ? 2 * tick_period() : k_welcomed_send_every));
   }
   if (own_tick() < parameters().end_tick || (incoming_.expected() && !incoming_.taken())) return;
-  if (finished_since_ == Instant{0}) finished_since_ = now;
+  if (!finished_since_) finished_since_ = now;
   // Stay until the host holds every hash (so it can check the last ticks too), briefly; in a
   // resyncing session that desynced, for up to a timeout (the host acknowledges no hash of a
   // diverged player before its resync, which may be this one's).
-  const Instant linger = resyncs() && desync_tick() != 0 ? Instant(config_.timeout_after) : Instant(config_.linger);
-  if (hash_acked_ >= parameters().end_tick || parameters().slot == k_no_slot || host_left_ || now - finished_since_ > linger) {
+  const Duration linger = resyncs() && desync_tick() != 0 ? Duration(config_.timeout_after) : Duration(config_.linger);
+  if (hash_acked_ >= parameters().end_tick || parameters().slot == k_no_slot || host_left_ || now - *finished_since_ > linger) {
     say_goodbye();
     stop(Outcome::finished, {});
   }
@@ -364,7 +364,7 @@ void PeerProtocol::send_update(Instant now) {
     // Each hash goes once; what the host has not acknowledged a round trip (and two ticks) later
     // goes again, all of it. Hashes are not urgent: this keeps them to about one a datagram.
     std::uint64_t first = std::max(hash_acked_ + 1, own_hashes_from());
-    const Instant resend_after = Instant(static_cast<std::int64_t>(rtt_.median_ms().value_or(100.0) * 1000.0)) + 2 * tick_period();
+    const Duration resend_after = Duration(static_cast<std::int64_t>(rtt_.median_ms().value_or(100.0) * 1000.0)) + 2 * tick_period();
     if (hashes_sent_through_ >= first && now - hashes_resent_at_ < resend_after) {
       first = hashes_sent_through_ + 1;
     } else {

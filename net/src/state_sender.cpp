@@ -5,30 +5,30 @@
 namespace lockstep::net {
 namespace {
 
-constexpr Instant k_piece_resend_after = std::chrono::milliseconds(30);
+constexpr Duration k_piece_resend_after = std::chrono::milliseconds(30);
 
 }  // namespace
 
-StateTransfer StateSender::begin(Instant now, Instant timeout) const {
+StateTransfer StateSender::begin(Instant now, Duration timeout) const {
   StateTransfer t;
   t.tick = state_->tick;
   t.progress_at = now;
-  t.deadline = now + 4 * timeout + Instant(static_cast<std::int64_t>(state_->bytes.size() / 16 * 1000));
+  t.deadline = now + 4 * timeout + Duration(static_cast<std::int64_t>(state_->bytes.size() / 16 * 1000));
   return t;
 }
 
-bool StateSender::expired(const StateTransfer& t, Instant now, Instant timeout) {
+bool StateSender::expired(const StateTransfer& t, Instant now, Duration timeout) {
   return now - t.progress_at > 2 * timeout || now > t.deadline;
 }
 
 std::span<const StatePieceDue> StateSender::due_pieces(StateTransfer& t, Instant now, std::optional<double> rtt_median_ms,
-                                                       Instant timeout) {
+                                                       Duration timeout) {
   const std::vector<std::byte>& snapshot = state_->bytes;
   // 1.5 round trips, or 30 ms if longer.
-  const Instant resend_after =
-      std::max(k_piece_resend_after, Instant(static_cast<std::int64_t>(rtt_median_ms.value_or(100.0) * 1500.0)));
+  const Duration resend_after =
+      std::max(k_piece_resend_after, Duration(static_cast<std::int64_t>(rtt_median_ms.value_or(100.0) * 1500.0)));
   const bool stalled = now - t.progress_at > 4 * resend_after;
-  const Instant resend_every = stalled ? std::min(4 * resend_after, std::max(resend_after, timeout / 4)) : resend_after;
+  const Duration resend_every = stalled ? std::min(4 * resend_after, std::max(resend_after, timeout / 4)) : resend_after;
   const std::uint64_t base = t.received / k_state_piece_bytes;
   std::size_t count = 0;
   for (std::uint32_t i = 0; i < k_state_window_pieces && count < k_pieces_per_poll; ++i) {

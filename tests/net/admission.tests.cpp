@@ -43,7 +43,7 @@ TEST_CASE("a place is a free slot, a spectator's, a reclaimed slot, or a refusal
   CHECK(std::get<Refusal>(a.place(player, {0, false, k_no_slot}, 99)).reason == RefuseReason::full);
   CHECK(std::get<Refusal>(a.place(player, {0, true, 1}, 99)).reason == RefuseReason::started);
   CHECK(std::get<Refusal>(a.place(spectator, {k_max_spectators, false, 1}, 99)).reason == RefuseReason::full);
-  a.draw_slot_key(2);
+  a.new_slot_key(2);
   REQUIRE(a.slot_key(2) != 0);
   Hello back = player;
   back.reclaim = Reclaim{99, 2, a.slot_key(2)};
@@ -60,13 +60,13 @@ TEST_CASE("a place is a free slot, a spectator's, a reclaimed slot, or a refusal
 TEST_CASE("tokens and slot keys are never 0, and a repeated run draws the same ones", "[net][admission]") {
   std::uint64_t zeros = 0;
   Admission a(5, [&] { return zeros++ < 3 ? 0 : 0x123456789ABCDEFull; }, 2, false);
-  CHECK(a.draw_token() == 0x01234567u);  // the high half of the first draw that is not 0
-  a.draw_slot_key(1);
+  CHECK(a.new_token() == 0x01234567u);  // the high half of the first draw that is not 0
+  a.new_slot_key(1);
   CHECK(a.slot_key(1) == 0x123456789ABCDEFull);
   Admission b(5, {}, 2, false);
   Admission c(5, {}, 2, false);
-  CHECK(b.draw() == c.draw());
-  CHECK(b.draw_token() == c.draw_token());
+  CHECK(b.random_u64() == c.random_u64());
+  CHECK(b.new_token() == c.new_token());
 }
 
 TEST_CASE("a version refusal answers only a hello at least its own size", "[net][admission][hostile]") {

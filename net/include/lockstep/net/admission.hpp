@@ -52,11 +52,11 @@ class Admission {
   [[nodiscard]] static bool may_refuse_version(std::span<const std::byte> datagram);
 
   /// An unpredictable 64-bit number (the session id).
-  std::uint64_t draw();
+  std::uint64_t random_u64();
   /// A connection's token: never 0.
-  std::uint32_t draw_token();
+  std::uint32_t new_token();
   /// A new key for `slot`, drawn when a player first takes it: it reclaims the slot later.
-  void draw_slot_key(std::uint8_t slot);
+  void new_slot_key(std::uint8_t slot);
   [[nodiscard]] std::uint64_t slot_key(std::uint8_t slot) const { return slot_keys_[slot]; }
 
  private:
@@ -68,7 +68,7 @@ class Admission {
   std::function<std::uint64_t()> random_;
   std::uint32_t players_;
   bool relay_;
-  std::uint64_t draws_ = 0;
+  std::uint64_t drawn_ = 0;  ///< numbers derived from the secret so far
   /// Per slot: the key that reclaims it (Hello::reclaim); 0 while nobody took it.
   std::array<std::uint64_t, k_max_session_players> slot_keys_{};
 };

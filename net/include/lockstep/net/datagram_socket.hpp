@@ -16,9 +16,13 @@ namespace lockstep::net {
 /// A UDP address and port (IPv4 or IPv6). Also the address type of the virtual network.
 using Endpoint = boost::asio::ip::udp::endpoint;
 
-/// A point in time: microseconds since an epoch the driver chose (the real clock's start, or
-/// virtual time 0). Protocols and sessions never read a clock; they are given an Instant.
-using Instant = std::chrono::microseconds;
+/// A length of time, in microseconds: timeouts, intervals, round trips.
+using Duration = std::chrono::microseconds;
+/// A point in time: the Duration since an epoch the driver chose (the real clock's start, or
+/// virtual time 0). Protocols and sessions never read a clock; they are given an Instant. The
+/// two are one type (so a point minus a point is a Duration without casts); the names say which
+/// a value is, and an unknown time is an empty std::optional<Instant>, never Instant{0}.
+using Instant = Duration;
 
 /// What a socket counted: UDP payload bytes, datagrams each way, and what its fault simulator
 /// threw away on purpose.

@@ -14,7 +14,7 @@ namespace lockstep::net {
 class DelayController {
  public:
   /// Reviews this often.
-  static constexpr Instant k_review_every = std::chrono::milliseconds(250);
+  static constexpr Duration k_review_every = std::chrono::milliseconds(250);
   /// A smaller delay is chosen only after this many reviews in a row found it enough.
   static constexpr std::uint32_t k_reviews_to_lower = 12;
   /// What a delay must cover beyond the round trip, in ticks: up to half a tick of send cadence at

@@ -140,7 +140,7 @@ class HostProtocol final : public LockstepProtocol {
   Instant created_;
   Instant now_{0};               ///< the time of the call being handled
   Instant known_advanced_at_{0}; ///< when the last tick was completed
-  Instant ending_since_{0};
+  std::optional<Instant> ending_since_;  ///< when the session reached its end tick, or desynced
   Admission admission_;
   InputAssembly inputs_;
   StateSender state_sender_;

@@ -200,8 +200,8 @@ class LockstepProtocol {
     own_tick_ = tick;
     own_hashes_.resize(static_cast<std::size_t>(tick + 1 - own_hashes_from_));
   }
-  [[nodiscard]] Instant tick_period() const {
-    return Instant(1'000'000 / std::max<std::uint32_t>(1, parameters_.tick_rate_hz));
+  [[nodiscard]] Duration tick_period() const {
+    return Duration(1'000'000 / std::max<std::uint32_t>(1, parameters_.tick_rate_hz));
   }
 
   /// Sends due now: the timer ran out, or something new (an own input, a completed tick) waits

@@ -102,7 +102,7 @@ class PeerProtocol final : public LockstepProtocol {
   PeerState state_ = PeerState::hello;
   Instant asked_at_;
   Instant last_heard_{0};
-  Instant finished_since_{0};
+  std::optional<Instant> finished_since_;  ///< when it stepped its last tick
   std::uint64_t cookie_ = 0;
   std::uint8_t connection_ = 0;
   std::uint32_t token_ = 0;

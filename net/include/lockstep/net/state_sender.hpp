@@ -57,11 +57,11 @@ class StateSender {
 
   /// A transfer of the current state to one joiner, begun at `now`. However it acknowledges, it
   /// lasts no longer than four timeouts plus a second per 16 KB.
-  [[nodiscard]] StateTransfer begin(Instant now, Instant timeout) const;
+  [[nodiscard]] StateTransfer begin(Instant now, Duration timeout) const;
 
   /// Whether `transfer` has failed: its acknowledgements have not moved for two timeouts, or its
   /// deadline passed. A forged or broken acknowledger cannot hold a transfer for long.
-  [[nodiscard]] static bool expired(const StateTransfer& transfer, Instant now, Instant timeout);
+  [[nodiscard]] static bool expired(const StateTransfer& transfer, Instant now, Duration timeout);
 
   /// The pieces due to `transfer` at `now` (marked sent): those of its window it does not hold,
   /// not sent within a resend interval of `resend_after` (the joiner's round trip's, at least
@@ -69,7 +69,7 @@ class StateSender {
   /// the timeout apart), so a stalled joiner cannot draw a dense stream either; an honest joiner
   /// through loss keeps acknowledging and gets the full rate. The view is valid until the next call.
   std::span<const StatePieceDue> due_pieces(StateTransfer& transfer, Instant now, std::optional<double> rtt_median_ms,
-                                            Instant timeout);
+                                            Duration timeout);
 
   /// Takes a joiner's acknowledgement (`received` bytes whole, the window after it in `held`)
   /// for the state of `tick`. Returns whether the joiner now holds the whole state. Older or
