@@ -79,6 +79,16 @@ void print_snapshot_info(const std::string& path, const SnapshotInfo& info) {
   std::printf("players     %u%s\n", info.players, info.state.empty() ? "" : (", " + info.state).c_str());
 }
 
+EvidenceFiles announce_evidence(const std::string& folder) {
+  EvidenceFiles files{folder + "/replay.lsr", folder + "/state.snapshot"};
+  std::error_code error;
+  if (!std::filesystem::exists(files.snapshot, error) || !std::filesystem::exists(files.replay, error)) {
+    throw CommandError{"'" + folder + "' is not a desync evidence folder (it needs replay.lsr and state.snapshot)"};
+  }
+  std::printf("evidence    %s: desync at tick %s\n", folder.c_str(), evidence_desync_tick(folder + "/config.json").c_str());
+  return files;
+}
+
 CLI::App* add_info_options(CLI::App& app, InfoOptions& options) {
   CLI::App* cmd = app.add_subcommand(
       "info", "Describe a replay (header, ticks, keyframes, sizes), a snapshot, or a desync evidence folder");
@@ -102,6 +112,22 @@ CLI::App* add_diff_options(CLI::App& app, DiffOptions& options) {
                   "Differing fields to list (default " + std::to_string(options.max_fields) + ")")
       ->check(whole_number(0, 1'000'000));
   return cmd;
+}
+
+DiffInputs diff_inputs(const DiffOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  DiffInputs inputs;
+  inputs.bundles = options.paths.size() == 2 && fs::is_directory(options.paths[0], error) &&
+                   fs::is_directory(options.paths[1], error);
+  // A replay file names its simulation; so does a bundle's replay, when it has one.
+  const std::string bundle_replay = options.paths[0] + "/replay.lsr";
+  if (!inputs.bundles) {
+    inputs.first = read_or_throw(options.paths[0]);
+  } else if (fs::is_regular_file(bundle_replay, error)) {
+    inputs.first = read_or_throw(bundle_replay);
+  }
+  return inputs;
 }
 
 void report_diff(const replay::DiffResult& result, std::size_t max_fields, std::string (*describe)(std::string_view),

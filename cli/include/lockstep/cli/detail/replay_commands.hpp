@@ -177,19 +177,21 @@ void info_snapshot(const std::string& path, bool fields) {
   if (!decoded) throw CommandError{"'" + path + "': " + first_error + " (as a snapshot of " + Sims::names() + ")"};
 }
 
-/// A desync evidence folder: the desync tick from config.json, the replay up to it, and the
-/// participant's own state at it.
+/// The files of a desync evidence folder, once its first line (`evidence …: desync at tick T`,
+/// from config.json) is printed; throws when either file is missing.
+struct EvidenceFiles {
+  std::string replay;
+  std::string snapshot;
+};
+EvidenceFiles announce_evidence(const std::string& folder);
+
+/// A desync evidence folder: the desync tick, the replay up to it, and the participant's own
+/// state at it.
 template <class Sims>
 void info_evidence(const std::string& folder, bool fields, int* exit_code) {
-  const std::string snapshot = folder + "/state.snapshot";
-  const std::string replay_path = folder + "/replay.lsr";
-  std::error_code error;
-  if (!std::filesystem::exists(snapshot, error) || !std::filesystem::exists(replay_path, error)) {
-    throw CommandError{"'" + folder + "' is not a desync evidence folder (it needs replay.lsr and state.snapshot)"};
-  }
-  std::printf("evidence    %s: desync at tick %s\n", folder.c_str(), evidence_desync_tick(folder + "/config.json").c_str());
-  info_replay<Sims>(replay_path, exit_code);
-  info_snapshot<Sims>(snapshot, fields);
+  const EvidenceFiles files = announce_evidence(folder);
+  info_replay<Sims>(files.replay, exit_code);
+  info_snapshot<Sims>(files.snapshot, fields);
 }
 
 struct InfoOptions {
@@ -282,27 +284,24 @@ Result<replay::DiffResult> diff_files(const DiffOptions& options, replay::Replay
   return replay::diff_replays(pa, pb, [&progress](std::uint64_t tick) { progress.update(tick); });
 }
 
+/// What `diff` compares: two evidence folders or replay files, and the first replay (which names
+/// the simulation; empty for folders without one, whose snapshots the first simulation reads).
+struct DiffInputs {
+  bool bundles = false;
+  replay::ReplayFile first;
+};
+DiffInputs diff_inputs(const DiffOptions& options);
+
 template <class Sims>
 void diff_command(const DiffOptions& options, int* exit_code) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  const bool bundles = options.paths.size() == 2 && fs::is_directory(options.paths[0], error) &&
-                       fs::is_directory(options.paths[1], error);
-  // A replay file names its simulation; so does a bundle's replay, when it has one (else the
-  // first simulation reads the bundles' snapshots).
-  const std::string bundle_replay = options.paths[0] + "/replay.lsr";
-  replay::ReplayFile first;
-  if (!bundles) {
-    first = read_or_throw(options.paths[0]);
-  } else if (std::filesystem::is_regular_file(bundle_replay, error)) {
-    first = read_or_throw(bundle_replay);
-  }
-  const std::string simulation = first.header.simulation;
+  DiffInputs inputs = diff_inputs(options);
+  const bool bundles = inputs.bundles;
+  const std::string simulation = inputs.first.header.simulation;
   Result<replay::DiffResult> result = fail("no replays");
   std::string (*describe)(std::string_view) = nullptr;
   Sims::with(simulation, [&]<class S>() {
     describe = &replay::describe_field<S>;
-    result = bundles ? Result<replay::DiffResult>(diff_bundles<S>(options)) : diff_files<S>(options, std::move(first));
+    result = bundles ? Result<replay::DiffResult>(diff_bundles<S>(options)) : diff_files<S>(options, std::move(inputs.first));
   });
   if (!result) throw CommandError{result.error().message, k_exit_failed};
   report_diff(*result, options.max_fields, describe, exit_code);
