@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -24,6 +25,7 @@ inline constexpr std::uint16_t k_default_host_port = 7777;
 
 /// What host, join and spectate share.
 struct SessionFlags {
+  /// The defaults that differ by command come from that command's net configuration.
   SessionFlags(std::chrono::milliseconds timeout_after, std::string evidence_dir_default)
       : evidence_dir(std::move(evidence_dir_default)), timeout_ms(static_cast<std::uint32_t>(timeout_after.count())) {}
 
