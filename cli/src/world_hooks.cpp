@@ -1,6 +1,8 @@
 #include "lockstep/cli/world_hooks.hpp"
 
 #include <algorithm>
+#include <initializer_list>
+#include <string_view>
 #include <cstdio>
 #include <vector>
 #include <fstream>
@@ -14,20 +16,40 @@
 
 namespace lockstep::cli {
 
+namespace {
+
+/// "a, b (default) or c": the choices of an option, the default one marked.
+std::string choices(std::initializer_list<std::string_view> names, std::string_view chosen) {
+  std::string out;
+  std::size_t i = 0;
+  for (const std::string_view name : names) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += std::string(name) + (name == chosen ? " (default)" : "");
+    ++i;
+  }
+  return out;
+}
+
+}  // namespace
+
 void Hooks<World>::add_options(CLI::App& command, Options& options) {
   CLI::App* cmd = &command;
-  cmd->add_option("--scene", options.scene, "arena (default), ball or spring")
+  const WorldConfig arena = default_world_config(Scene::arena);
+  cmd->add_option("--scene", options.scene, choices({"arena", "ball", "spring"}, options.scene))
       ->check(CLI::IsMember({"arena", "ball", "spring"}));
   options.bodies_option =
-      cmd->add_option("--bodies", options.bodies, "Passive circles in the arena (default 1000)")
+      cmd->add_option("--bodies", options.bodies,
+                      "Passive circles in the arena (default " + std::to_string(arena.arena.bodies) + ")")
           ->check(whole_number(0, k_max_bodies - 2000));
-  options.substeps_option = cmd->add_option("--substeps", options.substeps, "Substeps per tick (arena default 8)")
-                                ->check(whole_number(1, k_max_substeps));
-  cmd->add_option("--integrator", options.integrator, "explicit, semi-implicit (default), verlet or rk4")
+  options.substeps_option =
+      cmd->add_option("--substeps", options.substeps, "Substeps per tick (arena default " + std::to_string(arena.substeps) + ")")
+          ->check(whole_number(1, k_max_substeps));
+  cmd->add_option("--integrator", options.integrator,
+                  choices({"explicit", "semi-implicit", "verlet", "rk4"}, integrator_name(arena.integrator)))
       ->check(CLI::IsMember({"explicit", "semi-implicit", "verlet", "rk4"}));
   cmd->add_option("--threads", options.threads,
-                  "Threads each step is spread over (default 1; 0: the machine's cores); the results are the same "
-                  "on any number")
+                  "Threads each step is spread over (default " + std::to_string(options.threads) +
+                      "; 0: the machine's cores); the results are the same on any number")
       ->check(whole_number(0, k_max_threads));
 }
 

@@ -160,6 +160,13 @@ void lab_energy(const EnergyOptions& options) {
   }
 }
 
+/// A default as the help prints it: 0.1, 1, 1e-06.
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
 }  // namespace
 
 void Hooks<World>::add_commands(CLI::App& app, int* exit_code) {
@@ -174,7 +181,7 @@ void Hooks<World>::add_commands(CLI::App& app, int* exit_code) {
   ball_cmd->add_flag("--wall-clock", ball->wall_clock,
                      "Pace at 60 frames/s and step by the measured frame time (the mistake)");
   ball_cmd->add_option("--thrust", ball->thrust, "Hold Up during ticks A-B (the first step is tick 1)");
-  ball_cmd->add_option("--ticks", ball->ticks, "Ticks to run (default 300)")
+  ball_cmd->add_option("--ticks", ball->ticks, "Ticks to run (default " + std::to_string(ball->ticks) + ")")
       ->check(whole_number(1, 100'000'000));
   ball_cmd->callback([ball, exit_code] {
     lab_ball(*ball);
@@ -184,11 +191,11 @@ void Hooks<World>::add_commands(CLI::App& app, int* exit_code) {
   auto energy = std::make_shared<EnergyOptions>();
   CLI::App* energy_cmd = lab->add_subcommand(
       "energy", "An undamped unit-mass spring under all four integrators: final/initial energy");
-  energy_cmd->add_option("--k", energy->k, "Spring stiffness (default 1)")
+  energy_cmd->add_option("--k", energy->k, "Spring stiffness (default " + number_text(energy->k) + ")")
       ->check(finite_number())->check(CLI::Range(1e-9, 1e9));
-  energy_cmd->add_option("--dt", energy->dt, "Step in seconds (default 0.1)")
+  energy_cmd->add_option("--dt", energy->dt, "Step in seconds (default " + number_text(energy->dt) + ")")
       ->check(finite_number())->check(CLI::Range(1e-9, 1e3));
-  energy_cmd->add_option("--steps", energy->steps, "Steps (default 1000)")
+  energy_cmd->add_option("--steps", energy->steps, "Steps (default " + std::to_string(energy->steps) + ")")
       ->check(whole_number(1, 100'000'000));
   energy_cmd->add_option("--svg", energy->svg, "Write a plot of energy against time");
   energy_cmd->callback([energy, exit_code] {

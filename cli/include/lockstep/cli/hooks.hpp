@@ -180,6 +180,16 @@ std::uint32_t tick_rate_hz(const typename S::Config& config) {
   }
 }
 
+/// The pace `view`, `play` and `--view` show a simulation at when its hooks give no tick rate.
+inline constexpr std::uint32_t k_fallback_tick_rate_hz = 60;
+
+/// The hooks' tick rate, or the fallback.
+template <class S>
+std::uint32_t shown_tick_rate_hz(const typename S::Config& config) {
+  const std::uint32_t hz = tick_rate_hz<S>(config);
+  return hz == 0 ? k_fallback_tick_rate_hz : hz;
+}
+
 template <class S>
 std::string describe_state(const S& sim) {
   if constexpr (requires { { Hooks<S>::describe_state(sim) } -> std::convertible_to<std::string>; }) {

@@ -19,12 +19,13 @@ namespace lockstep::cli {
 
 template <>
 struct Hooks<World> {
+  /// Empty or unset: the scene's own default (default_world_config).
   struct Options {
-    std::string scene = "arena";
+    std::string scene{scene_name(WorldConfig{}.scene)};
     std::uint32_t bodies = 0;
     std::uint32_t substeps = 0;
     std::string integrator;
-    std::uint32_t threads = 1;
+    std::uint32_t threads = WorldConfig{}.threads;
     CLI::Option* bodies_option = nullptr;
     CLI::Option* substeps_option = nullptr;
   };

@@ -37,6 +37,9 @@ struct ExportOptions {
   CLI::Option* to_option = nullptr;
 };
 
+/// Registers `export` and its options; returns it for its callback.
+CLI::App* add_export_options(CLI::App& app, ExportOptions& options);
+
 /// Where the rows go: stdout, or a file (never the replay being read).
 class ExportSink {
  public:
@@ -140,27 +143,7 @@ void export_command(const ExportOptions& options, replay::ReplayFile file, int* 
 template <class Sims>
 void add_export_command(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<ExportOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "export", "Re-simulate a replay and write every K-th tick's hash, inputs and state values (JSON lines or CSV)");
-  cmd->add_option("file", options->path, "The replay file")->required();
-  options->from_option =
-      cmd->add_option("--from-tick", options->from_tick, "First tick to export (default: the replay's first)")
-          ->check(whole_number());
-  options->to_option =
-      cmd->add_option("--to-tick", options->to_tick, "Last tick to export (default: the replay's last)")->check(whole_number());
-  cmd->add_option("--every", options->every, "Export every K-th tick from the first (default 1)")
-      ->check(whole_number(1, std::uint64_t{1} << 40));
-  cmd->add_option("--format", options->format, "jsonl (default: one JSON object a line) or csv")
-      ->check(CLI::IsMember({"jsonl", "csv"}));
-  cmd->add_flag("--inputs", options->inputs, "Also each player's input that led to the tick (hex of its bytes)");
-  cmd->add_option("--fields", options->fields,
-                  "Only these values, by name: pos_x keeps every state.pos_x[i], pos_x[3] one, params all of "
-                  "state.params (comma-separated; default all)")
-      ->delimiter(',');
-  cmd->add_option("--output,-o", options->output, "Write to FILE instead of stdout");
-  cmd->add_flag("--force", options->force, "Export even if the replay's simulation compatibility id differs from this build's");
-  add_max_state_option(cmd, options->max_state_mb);
-  cmd->callback([options, exit_code] {
+  add_export_options(app, *options)->callback([options, exit_code] {
     replay::ReplayFile file = read_or_throw(options->path);
     const std::string simulation = file.header.simulation;
     Sims::with(simulation, [&]<class S>() { export_command<S>(*options, std::move(file), exit_code); });

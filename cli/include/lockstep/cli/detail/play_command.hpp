@@ -1,21 +1,22 @@
 #pragma once
 // `play`: a local session a person plays from the viewer's page. The page sends the keys held;
 // the server samples them once per tick on its own fixed-step clock, as player 0's input (bots
-// play the other slots), steps, records, and sends every tick's frame to the page.
+// play the other slots), steps, records, and sends every tick's frame to the page. Its options and
+// lines, which need no simulation type, are in play_flags.hpp (src/play_command.cpp).
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "lockstep/cli/command.hpp"
-#include "lockstep/cli/detail/run_command.hpp"
 #include "lockstep/cli/detail/live_view.hpp"
-#include "lockstep/cli/detail/view_command.hpp"
+#include "lockstep/cli/detail/play_flags.hpp"
+#include "lockstep/cli/detail/run_command.hpp"
 #include "lockstep/cli/hooks.hpp"
-#include "lockstep/cli/numbers.hpp"
 #include "lockstep/cli/stop_signal.hpp"
 #include "lockstep/cli/view_protocol.hpp"
 #include "lockstep/cli/view_server.hpp"
@@ -25,16 +26,11 @@
 
 namespace lockstep::cli::detail {
 
+/// `play`'s options: its own, and the simulation's configuration options.
 template <class S>
 struct PlayOptions {
+  PlayFlags flags;
   typename ConfigOptions<S>::Type config;
-  std::uint64_t seed = 1;
-  std::uint64_t ticks = 0;  ///< 0: until Ctrl-C
-  std::uint32_t players = 0;
-  CLI::Option* players_option = nullptr;
-  std::string record;
-  std::string listen = "127.0.0.1";
-  std::uint16_t port = 8760;
 };
 
 /// The session `play` runs: player 0's keys from the page that first sends them (the controller),
@@ -42,9 +38,9 @@ struct PlayOptions {
 template <class S>
 class LocalPlay {
  public:
-  LocalPlay(const PlayOptions<S>& options, const typename S::Config& config, Runner<S> runner, ViewServer& server)
+  LocalPlay(const PlayFlags& options, const typename S::Config& config, Runner<S> runner, ViewServer& server)
       : options_(options), config_(config), runner_(std::move(runner)), live_(server),
-        clock_(rate_of(config), 4), inputs_(runner_.simulation().players()) {
+        clock_(shown_tick_rate_hz<S>(config), 4), inputs_(runner_.simulation().players()) {
     for (std::uint32_t p = 0; p < runner_.simulation().players(); ++p) bots_.push_back(make_bot<S>(options.seed, p));
     end_tick_ = options.ticks == 0 ? 0 : runner_.tick() + options.ticks;
   }
@@ -76,15 +72,10 @@ class LocalPlay {
   [[nodiscard]] std::uint64_t written_tick() const { return written_tick_; }
 
  private:
-  static std::uint32_t rate_of(const typename S::Config& config) {
-    const std::uint32_t hz = tick_rate_hz<S>(config);
-    return hz == 0 ? 60 : hz;
-  }
-
   [[nodiscard]] LiveState state() const { return {runner_.tick(), runner_.hash(), 0, std::nullopt, stalls_}; }
 
   [[nodiscard]] LiveDescription describe() const {
-    return {options_.record.empty() ? "(not recorded)" : options_.record, runner_.tick(), end_tick_, rate_of(config_),
+    return {options_.record.empty() ? "(not recorded)" : options_.record, runner_.tick(), end_tick_, shown_tick_rate_hz<S>(config_),
             runner_.simulation().players(), 0u};
   }
 
@@ -123,7 +114,7 @@ class LocalPlay {
     return finished;
   }
 
-  const PlayOptions<S>& options_;
+  const PlayFlags& options_;
   typename S::Config config_;
   Runner<S> runner_;
   LiveView<S> live_;
@@ -140,60 +131,36 @@ class LocalPlay {
 
 template <class S>
 void play(const PlayOptions<S>& options, int* exit_code) {
-  const std::optional<std::uint32_t> players =
-      options.players_option != nullptr && options.players_option->count() > 0 ? std::optional(options.players)
-                                                                                 : std::nullopt;
-  const typename S::Config config = config_from<S>(options.config, players);
-  if (!ViewServer::is_address(options.listen)) {
-    throw CommandError{"--listen '" + options.listen + "' is not an IPv4 or IPv6 address"};
-  }
-  Result<Runner<S>> created = Runner<S>::create(config, options.seed);
+  const PlayFlags& flags = options.flags;
+  const typename S::Config config = config_from<S>(options.config, players_given(flags.players_option, flags.players));
+  require_listen_address(flags.listen);
+  Result<Runner<S>> created = Runner<S>::create(config, flags.seed);
   if (!created) throw CommandError{created.error().message};
   // The server first: a port already taken must not cost an existing recording of the same name.
-  Result<std::unique_ptr<ViewServer>> started = ViewServer::start(ViewServerConfig{options.listen, options.port});
+  Result<std::unique_ptr<ViewServer>> started = ViewServer::start(ViewServerConfig{flags.listen, flags.port});
   if (!started) throw CommandError{started.error().message, k_exit_network};
   ViewServer& server = *started.value();
-  LocalPlay<S> session(options, config, std::move(created).value(), server);
-  if (!options.record.empty()) {
-    Result<replay::Recorder<S>> made = replay::Recorder<S>::create(options.record, config, options.seed,
-                                                                   session.runner(), replay::RecordOptions{});
+  LocalPlay<S> session(flags, config, std::move(created).value(), server);
+  if (!flags.record.empty()) {
+    Result<replay::Recorder<S>> made =
+        replay::Recorder<S>::create(flags.record, config, flags.seed, session.runner(), replay::RecordOptions{});
     if (!made) throw CommandError{made.error().message};
     session.record_to(std::move(made).value());
   }
   catch_stop_signals();
-  std::printf("%s\n", describe_run(session.runner().simulation(), config, options.seed).c_str());
-  std::printf("play: you are player 0 (arrows or WASD, space for action), bots play the others; open %s in a "
-              "browser: the session runs while a page is open (Ctrl-C stops)\n",
-              server.url().c_str());
-  std::fflush(stdout);
+  std::printf("%s\n", describe_run(session.runner().simulation(), config, flags.seed).c_str());
+  print_play_start(server.url());
   session.run();
-  if (session.reached_limit()) {
-    std::fprintf(stderr, "note: the recording reached the %llu-byte limit of a replay file and ends, complete, at "
-                 "tick %llu\n", static_cast<unsigned long long>(replay::k_max_file_bytes),
-                 static_cast<unsigned long long>(session.written_tick()));
-  }
-  if (!options.record.empty()) std::printf("recorded %s\n", options.record.c_str());
-  std::printf("tick %llu hash %s\n", static_cast<unsigned long long>(session.runner().tick()),
-              hash_hex(session.runner().hash()).c_str());
-  const int signal_number = stop_signal();
-  *exit_code = signal_number != 0 ? 128 + signal_number : k_exit_ok;
+  *exit_code = print_play_end(flags, session.reached_limit(), session.written_tick(), session.runner().tick(),
+                              session.runner().hash());
 }
 
 template <class S>
 void add_play_command(CLI::App* cmd, int* exit_code) {
   auto options = std::make_shared<PlayOptions<S>>();
-  cmd->add_option("--ticks", options->ticks, "End after this many ticks (default 0: play until Ctrl-C)")
-      ->check(whole_number(0, 1'000'000'000));
-  if constexpr (HasConfigOptions<S>) {
-    options->players_option = cmd->add_option("--players", options->players, "Players: you, and bots for the rest")
-                                  ->check(whole_number(1, replay::k_max_replay_players));
-    Hooks<S>::add_options(*cmd, options->config);
-  }
-  cmd->add_option("--seed", options->seed, "Session seed (the initial state and the bots; default 1)")->check(whole_number());
-  cmd->add_option("--record", options->record, "Record the session as an input-only replay file");
-  cmd->add_option("--port", options->port, "TCP port to serve the page on (default 8760; 0: any free port)")
-      ->check(whole_number(0, 65535));
-  cmd->add_option("--listen", options->listen, "Address to listen on (default 127.0.0.1: this machine only)");
+  std::function<void()> add_config;
+  if constexpr (HasConfigOptions<S>) add_config = [cmd, &options] { Hooks<S>::add_options(*cmd, options->config); };
+  add_play_options(cmd, options->flags, add_config);
   cmd->callback([options, exit_code] { play<S>(*options, exit_code); });
 }
 

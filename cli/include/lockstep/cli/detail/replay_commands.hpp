@@ -1,14 +1,18 @@
 #pragma once
 // `replay`, `info`, `diff` and `regress`: verifying, describing and comparing replay files, state
 // snapshots and desync evidence of any simulation the program knows, chosen by the name each
-// file records.
+// file records. The options, their registration and the lines printed need no simulation type:
+// they are compiled once in the cli library (src/replay_commands.cpp).
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <cereal/archives/json.hpp>
@@ -35,12 +39,8 @@ replay::Player<S> open_or_throw(replay::ReplayFile file, bool force, std::uint64
   return std::move(player).value();
 }
 
-inline void add_max_state_option(CLI::App* cmd, std::uint64_t& max_state_mb) {
-  cmd->add_option("--max-state-mb", max_state_mb,
-                  "Largest state (snapshot MB) to build from a file; also bounds seek caches and field "
-                  "reports (default 256)")
-      ->check(whole_number(1, 1u << 20));
-}
+/// `--max-state-mb`, with its default from `max_state_mb`.
+void add_max_state_option(CLI::App* cmd, std::uint64_t& max_state_mb);
 
 // --- replay ----------------------------------------------------------------------------------
 
@@ -53,6 +53,12 @@ struct ReplayOptions {
   CLI::Option* from_option = nullptr;
   CLI::Option* to_option = nullptr;
 };
+
+/// Registers `replay` and its options; returns it for its callback.
+CLI::App* add_replay_options(CLI::App& app, ReplayOptions& options);
+
+/// The last line of `replay` once the range is played: `ok …`, `unverified: …` or the desync.
+void report_replay(const replay::PlayOutcome& outcome, std::uint64_t ticks, std::uint64_t final_hash, int* exit_code);
 
 template <Simulation S>
 void replay_command(const ReplayOptions& options, replay::ReplayFile file, int* exit_code) {
@@ -75,40 +81,14 @@ void replay_command(const ReplayOptions& options, replay::ReplayFile file, int* 
   if (outcome && !outcome->desync) outcome = player.play_to(to, report);
   progress.finish();
   if (!outcome) throw CommandError{outcome.error().message, k_exit_failed};
-  if (outcome->desync) {
-    print_desync(*outcome->desync);
-    *exit_code = k_exit_failed;
-    return;
-  }
-  const auto ticks = static_cast<unsigned long long>(to - from);
-  const std::string final_hash = hash_hex(player.runner().hash());
-  if (outcome->hashes_checked == 0) {
-    std::printf("unverified: %llu ticks played, no recorded hash in range, final hash %s\n", ticks, final_hash.c_str());
-    *exit_code = k_exit_unverified;
-    return;
-  }
-  std::printf("ok %llu ticks verified, %llu hashes checked, final hash %s\n", ticks,
-              static_cast<unsigned long long>(outcome->hashes_checked), final_hash.c_str());
-  *exit_code = k_exit_ok;
+  report_replay(*outcome, to - from, player.runner().hash(), exit_code);
 }
 
 // --- info ------------------------------------------------------------------------------------
 
 /// The desync tick an evidence folder's config.json names, or "(unknown)". Read the way every
 /// file is (a regular file, at most 64 KiB) and searched by hand: the folder is untrusted.
-inline std::string evidence_desync_tick(const std::string& path) {
-  Result<std::vector<std::byte>> bytes = replay::read_regular_file(path, 64 << 10);
-  if (!bytes) return "(unknown)";
-  const std::string_view json(reinterpret_cast<const char*>(bytes->data()), bytes->size());
-  constexpr std::string_view k_key = "\"desync_tick\": ";
-  const std::size_t at = json.find(k_key);
-  if (at == std::string_view::npos) return "(unknown)";
-  std::string digits;
-  for (std::size_t i = at + k_key.size(); i < json.size() && digits.size() < 20 && json[i] >= '0' && json[i] <= '9'; ++i) {
-    digits += json[i];
-  }
-  return digits.empty() ? "(unknown)" : digits;
-}
+std::string evidence_desync_tick(const std::string& path);
 
 /// The configuration as one line of JSON, when cereal's JSON archive can write it.
 template <Simulation S>
@@ -161,11 +141,18 @@ void info_replay(const std::string& path, int* exit_code) {
 }
 
 /// A snapshot read within the snapshot bound.
-inline std::vector<std::byte> read_snapshot_bytes(const std::string& path) {
-  Result<std::vector<std::byte>> bytes = replay::read_regular_file(path, replay::k_max_snapshot_bytes);
-  if (!bytes) throw CommandError{bytes.error().message};
-  return std::move(bytes).value();
-}
+std::vector<std::byte> read_snapshot_bytes(const std::string& path);
+
+/// The lines `info` prints about a snapshot, before its fields.
+struct SnapshotInfo {
+  std::string_view simulation;
+  std::uint64_t bytes = 0;
+  std::uint64_t tick = 0;
+  std::uint64_t hash = 0;
+  std::uint32_t players = 0;
+  std::string state;  ///< describe_state's words, or empty
+};
+void print_snapshot_info(const std::string& path, const SnapshotInfo& info);
 
 /// A snapshot as the first simulation that decodes it (snapshots do not name their simulation):
 /// its tick, size, state hash, and with `fields` every value by the names the field report uses.
@@ -181,13 +168,7 @@ void info_snapshot(const std::string& path, bool fields) {
       return false;
     }
     const Runner<S> runner(sim, tick);
-    const std::string state = describe_state<S>(sim);
-    std::printf("snapshot    %s, %s bytes\n", path.c_str(), with_commas(bytes.size()).c_str());
-    std::printf("simulation  %s (the first of this program's that decodes it: a snapshot does not name its simulation)\n",
-                std::string(S::k_name).c_str());
-    std::printf("tick        %llu\n", static_cast<unsigned long long>(tick));
-    std::printf("hash        %s\n", hash_hex(runner.hash()).c_str());
-    std::printf("players     %u%s\n", sim.players(), state.empty() ? "" : (", " + state).c_str());
+    print_snapshot_info(path, {S::k_name, bytes.size(), tick, runner.hash(), sim.players(), describe_state<S>(sim)});
     if (fields) {
       for (const replay::Field& f : replay::list_fields(tick, sim)) std::printf("%s %s\n", f.path.c_str(), f.value.c_str());
     }
@@ -196,25 +177,30 @@ void info_snapshot(const std::string& path, bool fields) {
   if (!decoded) throw CommandError{"'" + path + "': " + first_error + " (as a snapshot of " + Sims::names() + ")"};
 }
 
-/// A desync evidence folder: the desync tick from config.json, the replay up to it, and the
-/// participant's own state at it.
+/// The files of a desync evidence folder, once its first line (`evidence …: desync at tick T`,
+/// from config.json) is printed; throws when either file is missing.
+struct EvidenceFiles {
+  std::string replay;
+  std::string snapshot;
+};
+EvidenceFiles announce_evidence(const std::string& folder);
+
+/// A desync evidence folder: the desync tick, the replay up to it, and the participant's own
+/// state at it.
 template <class Sims>
 void info_evidence(const std::string& folder, bool fields, int* exit_code) {
-  const std::string snapshot = folder + "/state.snapshot";
-  const std::string replay_path = folder + "/replay.lsr";
-  std::error_code error;
-  if (!std::filesystem::exists(snapshot, error) || !std::filesystem::exists(replay_path, error)) {
-    throw CommandError{"'" + folder + "' is not a desync evidence folder (it needs replay.lsr and state.snapshot)"};
-  }
-  std::printf("evidence    %s: desync at tick %s\n", folder.c_str(), evidence_desync_tick(folder + "/config.json").c_str());
-  info_replay<Sims>(replay_path, exit_code);
-  info_snapshot<Sims>(snapshot, fields);
+  const EvidenceFiles files = announce_evidence(folder);
+  info_replay<Sims>(files.replay, exit_code);
+  info_snapshot<Sims>(files.snapshot, fields);
 }
 
 struct InfoOptions {
   std::string path;
   bool fields = false;
 };
+
+/// Registers `info` and its options; returns it for its callback.
+CLI::App* add_info_options(CLI::App& app, InfoOptions& options);
 
 template <class Sims>
 void info_command(const InfoOptions& options, int* exit_code) {
@@ -237,6 +223,14 @@ struct DiffOptions {
   std::size_t max_fields = 40;
   std::uint64_t max_state_mb = replay::k_default_max_state_bytes >> 20;
 };
+
+/// Registers `diff` and its options; returns it for its callback.
+CLI::App* add_diff_options(CLI::App& app, DiffOptions& options);
+
+/// What `diff` found: `identical through tick T`, or the first divergence and its fields (each
+/// named by `describe`).
+void report_diff(const replay::DiffResult& result, std::size_t max_fields, std::string (*describe)(std::string_view),
+                 int* exit_code);
 
 /// A desync evidence bundle's state: the snapshot a participant wrote at the desync tick.
 template <Simulation S>
@@ -290,37 +284,27 @@ Result<replay::DiffResult> diff_files(const DiffOptions& options, replay::Replay
   return replay::diff_replays(pa, pb, [&progress](std::uint64_t tick) { progress.update(tick); });
 }
 
+/// What `diff` compares: two evidence folders or replay files, and the first replay (which names
+/// the simulation; empty for folders without one, whose snapshots the first simulation reads).
+struct DiffInputs {
+  bool bundles = false;
+  replay::ReplayFile first;
+};
+DiffInputs diff_inputs(const DiffOptions& options);
+
 template <class Sims>
 void diff_command(const DiffOptions& options, int* exit_code) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  const bool bundles = options.paths.size() == 2 && fs::is_directory(options.paths[0], error) &&
-                       fs::is_directory(options.paths[1], error);
-  // A replay file names its simulation; so does a bundle's replay, when it has one (else the
-  // first simulation reads the bundles' snapshots).
-  const std::string bundle_replay = options.paths[0] + "/replay.lsr";
-  replay::ReplayFile first;
-  if (!bundles) {
-    first = read_or_throw(options.paths[0]);
-  } else if (std::filesystem::is_regular_file(bundle_replay, error)) {
-    first = read_or_throw(bundle_replay);
-  }
-  const std::string simulation = first.header.simulation;
+  DiffInputs inputs = diff_inputs(options);
+  const bool bundles = inputs.bundles;
+  const std::string simulation = inputs.first.header.simulation;
   Result<replay::DiffResult> result = fail("no replays");
   std::string (*describe)(std::string_view) = nullptr;
   Sims::with(simulation, [&]<class S>() {
     describe = &replay::describe_field<S>;
-    result = bundles ? Result<replay::DiffResult>(diff_bundles<S>(options)) : diff_files<S>(options, std::move(first));
+    result = bundles ? Result<replay::DiffResult>(diff_bundles<S>(options)) : diff_files<S>(options, std::move(inputs.first));
   });
   if (!result) throw CommandError{result.error().message, k_exit_failed};
-  if (result->identical) {
-    std::printf("identical through tick %llu\n", static_cast<unsigned long long>(result->through_tick));
-    *exit_code = k_exit_ok;
-    return;
-  }
-  std::printf("first divergence at tick %llu\n", static_cast<unsigned long long>(result->divergence_tick));
-  print_fields(*result, options.max_fields, describe);
-  *exit_code = k_exit_failed;
+  report_diff(*result, options.max_fields, describe, exit_code);
 }
 
 // --- regress ---------------------------------------------------------------------------------
@@ -332,6 +316,19 @@ struct RegressOptions {
   std::string dir = k_default_golden_dir;
   bool update = false;
 };
+
+/// Registers `regress` and its options; returns it for its callback.
+CLI::App* add_regress_options(CLI::App& app, RegressOptions& options);
+
+/// The line of a replay file run as a regression case: PASS, or FAIL with why.
+RegressResult report_regress_replay(const std::string& name, const Result<replay::PlayOutcome>& outcome,
+                                    const std::optional<replay::Desync>& desync, std::uint64_t ticks);
+
+/// Runs a case when it is of a kind `run_case` knows (returns whether it was).
+using CaseRunner = std::function<bool(const std::filesystem::path& path, bool update, RegressResult* result)>;
+
+/// `regress`: every case in the folder, in name order, then the summary line.
+void regress_folder(const RegressOptions& options, const CaseRunner& run_case, int* exit_code);
 
 /// A replay file as a regression case: every recorded hash must hold.
 template <class Sims>
@@ -354,37 +351,15 @@ RegressResult regress_replay(const std::filesystem::path& path) {
     progress.finish();
     const std::optional<replay::Desync> desync =
         player->check_start() ? player->check_start() : outcome ? outcome->desync : std::nullopt;
-    if (!outcome && !desync) {
-      std::printf("FAIL %s: %s\n", name.c_str(), outcome.error().message.c_str());
-      result = RegressResult::failed;
-    } else if (desync) {
-      std::printf("FAIL %s: first divergent tick %llu: expected %s got %s\n", name.c_str(),
-                  static_cast<unsigned long long>(desync->tick), hash_hex(desync->expected).c_str(),
-                  hash_hex(desync->actual).c_str());
-      result = RegressResult::failed;
-    } else {
-      std::printf("PASS %s: %llu ticks, %llu hashes agree\n", name.c_str(),
-                  static_cast<unsigned long long>(player->last_tick() - player->start_tick()),
-                  static_cast<unsigned long long>(outcome->hashes_checked));
-      result = RegressResult::passed;
-    }
+    result = report_regress_replay(name, outcome, desync, player->last_tick() - player->start_tick());
   });
   return result;
 }
 
 template <class Sims>
 void regress_command(const RegressOptions& options, int* exit_code) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  if (!fs::is_directory(options.dir, error)) {
-    if (options.dir == k_default_golden_dir) {
-      throw CommandError{"no golden cases in ./tests/golden: run from a lockstep checkout, or name the folder "
-                         "(regress DIR)"};
-    }
-    throw CommandError{"'" + options.dir + "' is not a directory"};
-  }
   // Replay files are cases for every simulation; a simulation's hooks may add a kind of its own.
-  auto runs = [](const fs::path& path, bool update, RegressResult* result) {
+  auto run_case = [](const std::filesystem::path& path, bool update, RegressResult* result) {
     if (path.extension() == ".lsr") {
       *result = regress_replay<Sims>(path);
       return true;
@@ -399,21 +374,7 @@ void regress_command(const RegressOptions& options, int* exit_code) {
       }
     });
   };
-  std::vector<fs::path> cases;
-  for (const fs::directory_entry& entry : fs::directory_iterator(options.dir, error)) cases.push_back(entry.path());
-  std::sort(cases.begin(), cases.end());
-  int counts[3] = {0, 0, 0};
-  for (const fs::path& path : cases) {
-    RegressResult result = RegressResult::unreadable;
-    if (!runs(path, options.update, &result)) continue;
-    ++counts[static_cast<int>(result)];
-    std::fflush(stdout);
-  }
-  const auto [passed, failed, broken] = counts;
-  if (passed + failed + broken == 0) throw CommandError{"no regression cases in '" + options.dir + "'"};
-  std::printf("%d %s, %d failed%s\n", passed, options.update ? "updated" : "passed", failed,
-              broken > 0 ? (", " + std::to_string(broken) + " unreadable").c_str() : "");
-  *exit_code = broken > 0 ? k_exit_usage : failed > 0 ? k_exit_failed : k_exit_ok;
+  regress_folder(options, run_case, exit_code);
 }
 
 // --- registration ----------------------------------------------------------------------------
@@ -421,50 +382,23 @@ void regress_command(const RegressOptions& options, int* exit_code) {
 template <class Sims>
 void add_replay_commands(CLI::App& app, int* exit_code) {
   auto replay_options = std::make_shared<ReplayOptions>();
-  CLI::App* replay_cmd = app.add_subcommand("replay", "Re-simulate a replay and verify every recorded hash");
-  replay_cmd->add_option("file", replay_options->path, "The replay file")->required();
-  replay_options->from_option = replay_cmd->add_option(
-      "--from-tick", replay_options->from_tick, "Start at this tick (restores the nearest keyframe before it)")
-      ->check(whole_number());
-  replay_options->to_option =
-      replay_cmd->add_option("--to-tick", replay_options->to_tick, "Stop at this tick")->check(whole_number());
-  add_max_state_option(replay_cmd, replay_options->max_state_mb);
-  replay_cmd->add_flag("--force", replay_options->force,
-                       "Play even if the replay's simulation compatibility id differs from this build's");
-  replay_cmd->callback([replay_options, exit_code] {
+  add_replay_options(app, *replay_options)->callback([replay_options, exit_code] {
     replay::ReplayFile file = read_or_throw(replay_options->path);
     const std::string simulation = file.header.simulation;
     Sims::with(simulation, [&]<class S>() { replay_command<S>(*replay_options, std::move(file), exit_code); });
   });
-
   auto info_options = std::make_shared<InfoOptions>();
-  CLI::App* info_cmd = app.add_subcommand(
-      "info", "Describe a replay (header, ticks, keyframes, sizes), a snapshot, or a desync evidence folder");
-  info_cmd->add_option("path", info_options->path, "A replay file, a state snapshot, or an evidence folder")->required();
-  info_cmd->add_flag("--fields", info_options->fields, "With a snapshot or evidence: every value of the state, by name");
-  info_cmd->callback([info_options, exit_code] { info_command<Sims>(*info_options, exit_code); });
-
+  add_info_options(app, *info_options)->callback([info_options, exit_code] {
+    info_command<Sims>(*info_options, exit_code);
+  });
   auto diff_options = std::make_shared<DiffOptions>();
-  CLI::App* diff_cmd = app.add_subcommand(
-      "diff", "Find the first tick where two replays (or a replay and its re-simulation) differ, field by field");
-  diff_cmd->add_option("files", diff_options->paths,
-                       "One replay (against its own recording), two replays, or two desync evidence folders")
-      ->required()
-      ->expected(1, 2);
-  diff_cmd->add_flag("--force", diff_options->force, "Compare even across simulation compatibility ids");
-  add_max_state_option(diff_cmd, diff_options->max_state_mb);
-  diff_cmd->add_option("--max-fields", diff_options->max_fields, "Differing fields to list (default 40)")
-      ->check(whole_number(0, 1'000'000));
-  diff_cmd->callback([diff_options, exit_code] { diff_command<Sims>(*diff_options, exit_code); });
-
+  add_diff_options(app, *diff_options)->callback([diff_options, exit_code] {
+    diff_command<Sims>(*diff_options, exit_code);
+  });
   auto regress_options = std::make_shared<RegressOptions>();
-  CLI::App* regress_cmd = app.add_subcommand(
-      "regress", "Run the regression cases in a folder headless (replay files, and golden cases) and compare every held hash");
-  regress_cmd->add_option("dir", regress_options->dir, "Folder of cases (default: tests/golden under the current directory)");
-  regress_cmd->add_flag("--update", regress_options->update,
-                        "Re-run every golden case and rewrite its hashes (and record bot inputs where asked); "
-                        "replay files are verified, never rewritten");
-  regress_cmd->callback([regress_options, exit_code] { regress_command<Sims>(*regress_options, exit_code); });
+  add_regress_options(app, *regress_options)->callback([regress_options, exit_code] {
+    regress_command<Sims>(*regress_options, exit_code);
+  });
 }
 
 }  // namespace lockstep::cli::detail

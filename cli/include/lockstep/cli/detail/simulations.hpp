@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -54,23 +55,17 @@ struct Simulations {
 
 /// The value of `--sim NAME` or `--sim=NAME` among the arguments, or "" (read before the command
 /// line is parsed, so that `run` and `host` can register the chosen simulation's own options).
-inline std::string sim_argument(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--sim" && i + 1 < argc) return argv[i + 1];
-    if (arg.starts_with("--sim=")) return std::string(arg.substr(6));
-  }
-  return {};
-}
+std::string sim_argument(int argc, char** argv);
+
+/// Registers `--sim NAME` on a command, NAME one of `names` (listed as `names_text`; the first is
+/// the default).
+void add_sim_option(CLI::App* cmd, const std::vector<std::string>& names, const std::string& names_text);
 
 /// Registers `--sim NAME` on a command when the program knows several simulations.
 template <class Sims>
 void add_sim_option(CLI::App* cmd) {
   if constexpr (Sims::k_count > 1) {
-    static std::string ignored;  // read by sim_argument() before parsing; registered for help and checking
-    std::vector<std::string> names(Sims::k_names.begin(), Sims::k_names.end());
-    cmd->add_option("--sim", ignored, "The simulation: " + Sims::names() + " (default " + names.front() + ")")
-        ->check(CLI::IsMember(names));
+    add_sim_option(cmd, std::vector<std::string>(Sims::k_names.begin(), Sims::k_names.end()), Sims::names());
   }
 }
 

@@ -1,10 +1,11 @@
 #pragma once
 // `view`: a web page that plays one replay, two replays overlaid, or two desync evidence folders,
 // served by ViewServer; frames are re-simulated on demand from the nearest keyframe or snapshot.
+// The page's messages, the server's loop and the options need no simulation type: they are
+// compiled once in the cli library (src/view_command.cpp).
 
 #include <algorithm>
-#include <cstdio>
-#include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -16,9 +17,7 @@
 #include "lockstep/cli/detail/simulations.hpp"
 #include "lockstep/cli/detail/text.hpp"
 #include "lockstep/cli/hooks.hpp"
-#include "lockstep/cli/numbers.hpp"
 #include "lockstep/cli/progress.hpp"
-#include "lockstep/cli/stop_signal.hpp"
 #include "lockstep/cli/view_protocol.hpp"
 #include "lockstep/cli/view_server.hpp"
 #include "lockstep/replay/diff.hpp"
@@ -38,24 +37,8 @@ void draw_state(const S& sim, DrawList& out) {
 }
 
 /// The hello message's description of a file's recorded hashes: runs of ticks whose hashes are
-/// at most `hash_every` apart, as [first, last] pairs (at most k_max_ranges; the rest merged).
-inline std::string hash_ranges_json(const replay::ReplayFile& file) {
-  constexpr std::size_t k_max_ranges = 1024;
-  const std::uint64_t gap = std::max<std::uint64_t>(1, file.header.hash_every);
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
-  for (const replay::TickHash& h : file.hashes) {
-    if (!ranges.empty() && (h.tick - ranges.back().second <= gap || ranges.size() == k_max_ranges)) {
-      ranges.back().second = h.tick;
-    } else {
-      ranges.emplace_back(h.tick, h.tick);
-    }
-  }
-  std::string json = "[";
-  for (const auto& [first, last] : ranges) {
-    json += (json.size() > 1 ? ",[" : "[") + std::to_string(first) + "," + std::to_string(last) + "]";
-  }
-  return json + "]";
-}
+/// at most `hash_every` apart, as [first, last] pairs (at most 1,024; the rest merged).
+std::string hash_ranges_json(const replay::ReplayFile& file);
 
 /// The divergence of two worlds: where, the field report, and the names of the parts it lists.
 struct ViewDivergence {
@@ -63,6 +46,37 @@ struct ViewDivergence {
   replay::DiffResult report;
   std::set<std::string> parts;  ///< "body 18": what describe_field names each differing field
 };
+
+/// The hello message's `divergence`: null, or its tick, note and fields (each named by
+/// `describe`), the first 256 KiB of them.
+std::string divergence_json(const std::optional<ViewDivergence>& divergence, std::string (*describe)(std::string_view));
+
+/// What a page is told first, the JSON text message `hello`.
+struct ViewHello {
+  std::string_view mode;  ///< "replay", "compare", "evidence" or "live"
+  std::string simulation;
+  std::vector<std::string> files;
+  std::size_t worlds = 1;
+  std::uint64_t start_tick = 0;
+  std::uint64_t last_tick = 0;
+  std::uint32_t tick_rate_hz = 0;
+  std::uint32_t players = 0;
+  std::size_t input_bytes = 0;
+  std::string_view input_layout;
+  std::vector<std::uint64_t> keyframes;
+  std::string hash_ranges = "[]";  ///< JSON, from hash_ranges_json
+  bool truncated = false;
+  bool drawable = false;
+  std::string divergence = "null";  ///< JSON, from divergence_json
+  bool live = false;                ///< a live session: the hello names the local player
+  std::optional<std::uint32_t> local_player;  ///< live only; none: a spectator
+};
+std::string hello_json(const ViewHello& hello);
+
+/// Per shape of two drawings of one tick, 1 where they differ: in place or size, or (when
+/// both are the same) named by a part of `parts`.
+void mark_differing_shapes(const DrawList& a, const DrawList& b, const std::set<std::string>& parts,
+                           std::vector<std::uint8_t>& differs);
 
 /// One world of the view: a replay played on demand, and optionally the state a participant
 /// had at its evidence tick (a desync evidence folder), which replaces the replay's there.
@@ -100,21 +114,25 @@ class ReplayView {
   /// The JSON text message a page gets first.
   [[nodiscard]] std::string hello_json(bool evidence) const {
     const replay::ReplayFile& file = worlds_[0].player.file();
-    std::string names;
-    for (const ViewWorld<S>& w : worlds_) names += (names.empty() ? "" : ",") + view::json_string(w.name);
-    std::string keyframes;
-    for (const replay::Keyframe& k : file.keyframes) keyframes += (keyframes.empty() ? "" : ",") + std::to_string(k.tick);
-    bool truncated = false;
-    for (const ViewWorld<S>& w : worlds_) truncated = truncated || w.player.file().truncated;
-    return "{\"type\":\"hello\",\"mode\":" + view::json_string(evidence ? "evidence" : worlds_.size() > 1 ? "compare" : "replay") +
-           ",\"simulation\":" + view::json_string(file.header.simulation) + ",\"files\":[" + names +
-           "],\"worlds\":" + std::to_string(worlds_.size()) + ",\"start_tick\":" + std::to_string(first_) +
-           ",\"last_tick\":" + std::to_string(last_) + ",\"tick_rate_hz\":" + std::to_string(tick_rate_hz_or_60()) +
-           ",\"players\":" + std::to_string(file.header.players) +
-           ",\"input_bytes\":" + std::to_string(S::Input::k_bytes) +
-           ",\"input_layout\":" + view::json_string(S::Input::k_layout) + ",\"keyframes\":[" + keyframes +
-           "],\"hash_ranges\":" + hash_ranges_json(file) + ",\"truncated\":" + (truncated ? "true" : "false") +
-           ",\"drawable\":" + (HasDraw<S> ? "true" : "false") + ",\"divergence\":" + divergence_json() + "}";
+    ViewHello hello;
+    hello.mode = evidence ? "evidence" : worlds_.size() > 1 ? "compare" : "replay";
+    hello.simulation = file.header.simulation;
+    hello.worlds = worlds_.size();
+    hello.start_tick = first_;
+    hello.last_tick = last_;
+    hello.tick_rate_hz = shown_tick_rate_hz<S>(worlds_[0].player.config());
+    hello.players = file.header.players;
+    hello.input_bytes = S::Input::k_bytes;
+    hello.input_layout = S::Input::k_layout;
+    hello.hash_ranges = hash_ranges_json(file);
+    hello.drawable = HasDraw<S>;
+    hello.divergence = divergence_json(divergence_, &replay::describe_field<S>);
+    for (const ViewWorld<S>& w : worlds_) {
+      hello.files.push_back(w.name);
+      hello.truncated = hello.truncated || w.player.file().truncated;
+    }
+    for (const replay::Keyframe& k : file.keyframes) hello.keyframes.push_back(k.tick);
+    return detail::hello_json(hello);
   }
 
   /// The frames a request asks for, in one batch (shorter past the last tick or the batch bound).
@@ -138,24 +156,6 @@ class ReplayView {
   }
 
  private:
-  [[nodiscard]] std::uint32_t tick_rate_hz_or_60() const {
-    const std::uint32_t hz = tick_rate_hz<S>(worlds_[0].player.config());
-    return hz == 0 ? 60 : hz;
-  }
-
-  [[nodiscard]] std::string divergence_json() const {
-    if (!divergence_) return "null";
-    std::string fields;
-    for (const replay::FieldDifference& f : divergence_->report.fields) {
-      if (fields.size() > (256u << 10)) break;  // a report of a huge state: the first ones
-      fields += std::string(fields.empty() ? "" : ",") + "{\"part\":" + view::json_string(replay::describe_field<S>(f.path)) +
-                ",\"path\":" + view::json_string(f.path) + ",\"a\":" + view::json_string(f.a) +
-                ",\"b\":" + view::json_string(f.b) + "}";
-    }
-    return "{\"tick\":" + std::to_string(divergence_->tick) + ",\"note\":" + view::json_string(divergence_->report.note) +
-           ",\"fields\":[" + fields + "]}";
-  }
-
   /// Brings a world's player to tick t: the next tick is one step, anything else a seek (from
   /// before the world's divergence, when t lies past it).
   static Status place(ViewWorld<S>& world, std::uint64_t t) {
@@ -202,17 +202,7 @@ class ReplayView {
     }
     differs_.clear();
     if (worlds_.size() < 2 || !divergence_ || t < divergence_->tick) return;
-    const std::vector<Shape>& a = draws_[0].shapes;
-    const std::vector<Shape>& b = draws_[1].shapes;
-    differs_.assign(std::max(a.size(), b.size()), 0);
-    for (std::size_t i = 0; i < differs_.size(); ++i) {
-      const bool both = i < a.size() && i < b.size();
-      differs_[i] = !both || a[i].x0 != b[i].x0 || a[i].y0 != b[i].y0 || a[i].x1 != b[i].x1 || a[i].y1 != b[i].y1 ||
-                    a[i].radius != b[i].radius;
-      if (differs_[i] == 0 && !divergence_->parts.empty() && both && !a[i].part.empty()) {
-        differs_[i] = divergence_->parts.contains(std::string(a[i].part) + " " + std::to_string(a[i].id));
-      }
-    }
+    mark_differing_shapes(draws_[0], draws_[1], divergence_->parts, differs_);
   }
 
   void add_world(std::size_t w, std::uint64_t t, view::FrameBatchWriter& out) {
@@ -249,11 +239,25 @@ class ReplayView {
 
 struct ViewOptions {
   std::vector<std::string> paths;
-  std::string listen = "127.0.0.1";
-  std::uint16_t port = 8760;
+  std::string listen = ViewServerConfig{}.listen_address;
+  std::uint16_t port = k_default_view_port;
   bool force = false;
   std::uint64_t max_state_mb = replay::k_default_max_state_bytes >> 20;
 };
+
+/// Registers `view` and its options; returns it for its callback.
+CLI::App* add_view_options(CLI::App& app, ViewOptions& options);
+
+/// Checks the paths `view` was given (and --listen); returns whether they are evidence folders.
+bool view_of_evidence(const ViewOptions& options);
+
+/// Answers a page's request for frames (into the writer), or says why not.
+using FramesFn = std::function<Status(const view::FramesRequest& request, view::FrameBatchWriter& out)>;
+
+/// Serves the page until SIGINT or SIGTERM. Handlers only queue what pages ask; this loop
+/// answers, so re-simulation never runs inside a network handler.
+void serve_view(std::uint64_t first_tick, std::uint64_t last_tick, const std::string& hello, const FramesFn& frames,
+                const ViewOptions& options, int* exit_code);
 
 template <Simulation S>
 ViewWorld<S> open_view_world(const std::string& path, std::string name, const ViewOptions& options) {
@@ -311,83 +315,23 @@ ReplayView<S> open_view(const ViewOptions& options, bool evidence) {
   return ReplayView<S>(std::move(worlds), std::move(divergence));
 }
 
-/// Serves the page until SIGINT or SIGTERM. Handlers only queue what pages ask; this loop
-/// answers, so re-simulation never runs inside a network handler.
-template <Simulation S>
-void serve_view(ReplayView<S>& view, const std::string& hello, const ViewOptions& options, int* exit_code) {
-  Result<std::unique_ptr<ViewServer>> started = ViewServer::start(ViewServerConfig{options.listen, options.port});
-  if (!started) throw CommandError{started.error().message, k_exit_network};
-  ViewServer& server = *started.value();
-  std::printf("view: ticks %llu to %llu; open %s in a browser (Ctrl-C stops)\n",
-              static_cast<unsigned long long>(view.first_tick()), static_cast<unsigned long long>(view.last_tick()),
-              server.url().c_str());
-  std::fflush(stdout);
-  catch_stop_signals();
-  std::vector<ViewEvent> events;
-  view::FrameBatchWriter batch;
-  while (stop_signal() == 0) {
-    events.clear();
-    server.poll(std::chrono::milliseconds(200), events);
-    for (const ViewEvent& event : events) {
-      if (event.kind == ViewEvent::Kind::opened) server.send_text(event.page, hello);
-      if (event.kind != ViewEvent::Kind::request) continue;
-      if (const auto* frames = std::get_if<view::FramesRequest>(&event.request)) {
-        if (Status made = view.frames(*frames, batch); !made) {
-          server.send_text(event.page, "{\"type\":\"error\",\"message\":" + view::json_string(made.error().message) + "}");
-        } else {
-          server.send_binary(event.page, batch.bytes());
-        }
-      } else {
-        server.send_text(event.page, "{\"type\":\"error\",\"message\":\"keys play a live session (lockstep play), not a replay\"}");
-      }
-    }
-  }
-  const ViewServerStats stats = server.stats();
-  std::printf("view: stopped; %llu page%s opened, %llu closed for bad messages, %llu closed for not reading, %llu "
-              "connections refused, %llu requests from other sites refused\n",
-              static_cast<unsigned long long>(stats.pages_opened), stats.pages_opened == 1 ? "" : "s",
-              static_cast<unsigned long long>(stats.bad_messages), static_cast<unsigned long long>(stats.slow_pages_closed),
-              static_cast<unsigned long long>(stats.refused_connections),
-              static_cast<unsigned long long>(stats.foreign_requests));
-  *exit_code = k_exit_ok;
-}
-
 template <class Sims>
 void view_command(const ViewOptions& options, int* exit_code) {
-  if (!ViewServer::is_address(options.listen)) {
-    throw CommandError{"--listen '" + options.listen + "' is not an IPv4 or IPv6 address"};
-  }
-  std::error_code error;
-  const bool evidence = std::filesystem::is_directory(options.paths[0], error);
-  if (options.paths.size() == 2 && evidence != std::filesystem::is_directory(options.paths[1], error)) {
-    throw CommandError{"view compares two replays or two evidence folders, not one of each"};
-  }
-  if (evidence && options.paths.size() != 2) {
-    throw CommandError{"an evidence folder is viewed beside another one (view FOLDER_A FOLDER_B)"};
-  }
+  const bool evidence = view_of_evidence(options);
   const replay::ReplayFile first = read_or_throw(evidence ? options.paths[0] + "/replay.lsr" : options.paths[0]);
   Sims::with(first.header.simulation, [&]<class S>() {
     ReplayView<S> view = open_view<S>(options, evidence);
-    serve_view(view, view.hello_json(evidence), options, exit_code);
+    const FramesFn frames = [&view](const view::FramesRequest& request, view::FrameBatchWriter& out) {
+      return view.frames(request, out);
+    };
+    serve_view(view.first_tick(), view.last_tick(), view.hello_json(evidence), frames, options, exit_code);
   });
 }
 
 template <class Sims>
 void add_view_command(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<ViewOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "view", "Watch a replay in a web browser: play, pause, step, scrub; two replays or two desync evidence folders "
-              "are overlaid with what differs highlighted");
-  cmd->add_option("files", options->paths, "A replay, two replays, or two desync evidence folders")->required()->expected(1, 2);
-  cmd->add_option("--port", options->port, "TCP port to serve the page on (default 8760; 0: any free port)")
-      ->check(whole_number(0, 65535));
-  cmd->add_option("--listen", options->listen,
-                  "Address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 shows it to the network)");
-  cmd->add_flag("--force", options->force, "Open replays whose simulation compatibility id differs from this build's");
-  add_max_state_option(cmd, options->max_state_mb);
-  cmd->footer("The server runs until Ctrl-C (exit 0). The page takes ?tick=N to open at a tick, &paused=1, &speed=S "
-              "(0.25 to 8) and &interp=0 (no interpolation between ticks).");
-  cmd->callback([options, exit_code] { view_command<Sims>(*options, exit_code); });
+  add_view_options(app, *options)->callback([options, exit_code] { view_command<Sims>(*options, exit_code); });
 }
 
 }  // namespace lockstep::cli::detail

@@ -4,6 +4,8 @@
 
 #include "lockstep/cli/detail/export_command.hpp"
 
+#include "lockstep/cli/numbers.hpp"
+
 namespace lockstep::cli::detail {
 namespace {
 
@@ -117,6 +119,31 @@ std::string ExportFormat::row(std::uint64_t tick, std::uint64_t hash, const std:
   }
   for (const replay::Field* field : kept) out += "," + field->value;
   return out + "\n";
+}
+
+CLI::App* add_export_options(CLI::App& app, ExportOptions& options) {
+  CLI::App* cmd = app.add_subcommand(
+      "export", "Re-simulate a replay and write every K-th tick's hash, inputs and state values (JSON lines or CSV)");
+  cmd->add_option("file", options.path, "The replay file")->required();
+  options.from_option =
+      cmd->add_option("--from-tick", options.from_tick, "First tick to export (default: the replay's first)")
+          ->check(whole_number());
+  options.to_option =
+      cmd->add_option("--to-tick", options.to_tick, "Last tick to export (default: the replay's last)")->check(whole_number());
+  cmd->add_option("--every", options.every,
+                  "Export every K-th tick from the first (default " + std::to_string(options.every) + ")")
+      ->check(whole_number(1, std::uint64_t{1} << 40));
+  cmd->add_option("--format", options.format, "jsonl (default: one JSON object a line) or csv")
+      ->check(CLI::IsMember({"jsonl", "csv"}));
+  cmd->add_flag("--inputs", options.inputs, "Also each player's input that led to the tick (hex of its bytes)");
+  cmd->add_option("--fields", options.fields,
+                  "Only these values, by name: pos_x keeps every state.pos_x[i], pos_x[3] one, params all of "
+                  "state.params (comma-separated; default all)")
+      ->delimiter(',');
+  cmd->add_option("--output,-o", options.output, "Write to FILE instead of stdout");
+  cmd->add_flag("--force", options.force, "Export even if the replay's simulation compatibility id differs from this build's");
+  add_max_state_option(cmd, options.max_state_mb);
+  return cmd;
 }
 
 }  // namespace lockstep::cli::detail

@@ -1,0 +1,242 @@
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "lockstep/cli/command.hpp"
+#include "lockstep/cli/detail/net_flags.hpp"
+#include "lockstep/cli/numbers.hpp"
+#include "lockstep/net/host_port.hpp"
+#include "lockstep/net/reconnect_key.hpp"
+
+namespace lockstep::cli::detail {
+namespace {
+
+/// The options every participant has.
+void add_session_options(CLI::App* cmd, SessionFlags& o, bool player, const NetHooks& hooks) {
+  if (player) cmd->add_flag("--bot", o.bot, "Play with the seeded bot input generator (unattended)");
+  cmd->add_option("--record", o.record, "Record the session as a replay file");
+  cmd->add_option("--netsim", o.netsim,
+                  "Simulate a bad network on what this process sends: "
+                  "loss=0.2,dup=0.1,reorder=0.1,delay=40,jitter=20,outage_at=3000,outage=1500,seed=7");
+  cmd->add_option("--evidence-dir", o.evidence_dir, "Where to write desync evidence (default: here)");
+  cmd->add_option("--timeout-ms", o.timeout_ms,
+                  "Silence after which the other side is gone (default " + std::to_string(o.timeout_ms) + ")")
+      ->check(whole_number(100, 600'000));
+  cmd->add_option("--stats-json", o.stats_json, "On exit, write the network statistics to FILE as one JSON object");
+  if (hooks.view) {
+    const std::string watch = "Watch the session on a web page (--view or --view=PORT; default port " +
+                              std::to_string(k_default_view_port) + ", 0: any)";
+    o.view_option = cmd->add_option("--view", o.view, player ? watch + " and, without --bot, play it with the keyboard there"
+                                                             : watch)
+                        ->expected(0, 1);
+  }
+  if (player && hooks.perturb) {
+    cmd->add_option("--debug-perturb-tick", o.perturb_tick, "Test only: nudge one value of this state after tick T")
+        ->check(whole_number());
+  }
+}
+
+}  // namespace
+
+void add_host_options(CLI::App* cmd, HostFlags& o, const NetHooks& hooks) {
+  cmd->add_option("--port", o.port, "UDP port to listen on, IPv6 and IPv4 (default " + std::to_string(o.port) + ")")
+      ->check(whole_number(1, 65535));
+  if (hooks.add_config) {
+    cmd->add_option("--players", o.players,
+                    "Player slots, the host's included unless --relay (default " + std::to_string(o.players) + ")")
+        ->check(whole_number(1, net::k_max_session_players));
+  }
+  cmd->add_option("--start-with", o.start_with,
+                  "Start once M slots are filled (the host's included); players can fill the others while the "
+                  "session runs (default: all)")
+      ->check(whole_number(1, net::k_max_session_players));
+  cmd->add_option("--on-desync", o.on_desync,
+                  "On a desync: stop everyone, or resync the diverged players from the host's state and go on "
+                  "(default " + o.on_desync + ")")
+      ->check(CLI::IsMember({"stop", "resync"}));
+  cmd->add_flag("--relay", o.relay, "Relay only: the host plays no slot");
+  cmd->add_option("--ticks", o.ticks, "The session ends after this tick (default " + std::to_string(o.ticks) + ")")
+      ->check(whole_number(1, std::uint64_t{1} << 32));
+  cmd->add_option("--input-delay", o.input_delay,
+                  "Input delay: D ticks (0 to 60), or auto, the smallest that keeps every player from stalling, "
+                  "adapted to the measured round trips (default " + o.input_delay + ")")
+      ->check(CLI::IsMember({"auto"}) | whole_number(0, 60));
+  cmd->add_option("--tick-rate", o.tick_rate_hz,
+                  "Ticks per second; every participant paces by it (default " + std::to_string(o.tick_rate_hz) + ")")
+      ->check(whole_number(1, 1000));
+  if (hooks.add_config) hooks.add_config();
+  cmd->add_option("--seed", o.seed, "Session seed (the initial state and the bots; default " + std::to_string(o.seed) + ")")
+      ->check(whole_number());
+  cmd->add_option("--notify-ms", o.notify_ms,
+                  "Silence after which a player is reported interrupted (default " + std::to_string(o.notify_ms) + ")")
+      ->check(whole_number(50, 600'000));
+  cmd->add_option("--wait-timeout", o.wait_timeout_s,
+                  "Give up (exit 3) when the slots are not filled within SECONDS (default: wait forever)")
+      ->check(whole_number(1, 86'400));
+  add_session_options(cmd, o.session, true, hooks);
+}
+
+void add_join_options(CLI::App* cmd, JoinFlags& o, net::Role role, const NetHooks& hooks) {
+  cmd->add_option("host", o.host, "HOST:PORT of the session's host ([ADDRESS]:PORT for IPv6)")->required();
+  if (role == net::Role::player) {
+    cmd->add_option("--key", o.key_file,
+                    "Reconnect key: written after the welcome; if FILE exists, reclaim the slot it names (after a "
+                    "crash or a dropped network) and go on from the host's state");
+  }
+  add_session_options(cmd, o.session, role == net::Role::player, hooks);
+}
+
+net::HostConfig host_config(const HostFlags& o) {
+  net::HostConfig host;
+  host.relay = o.relay;
+  if (o.start_with > o.players) {
+    throw CommandError{"--start-with " + std::to_string(o.start_with) + " is more than the " + std::to_string(o.players) + " players"};
+  }
+  host.start_with = o.start_with;
+  host.resync = o.on_desync == "resync";
+  host.end_tick = o.ticks;
+  // auto: the configuration's first delay (its ticks are neutral); the host then adapts it to the players.
+  host.adaptive_delay = o.input_delay == "auto";
+  if (!host.adaptive_delay) host.input_delay = static_cast<std::uint32_t>(std::stoul(o.input_delay));
+  host.tick_rate_hz = o.tick_rate_hz;
+  host.notify_after = std::chrono::milliseconds(o.notify_ms);
+  host.timeout_after = std::chrono::milliseconds(o.session.timeout_ms);
+  host.wait_timeout = std::chrono::seconds(o.wait_timeout_s);
+  host.record = o.session.record;
+  host.evidence_dir = o.session.evidence_dir;
+  host.secret = random_u64() | 1;
+  host.random = random_u64;
+  return host;
+}
+
+net::JoinConfig join_config(const JoinFlags& o, net::Role role) {
+  Result<net::Endpoint> at = net::parse_host_port(o.host);
+  if (!at) throw CommandError{at.error().message};
+  net::JoinConfig join;
+  join.host = at.value();
+  join.role = role;
+  join.timeout_after = std::chrono::milliseconds(o.session.timeout_ms);
+  join.record = o.session.record;
+  join.evidence_dir = o.session.evidence_dir;
+  join.nonce = random_u64() | 1;
+  std::error_code missing;
+  if (!o.key_file.empty() && std::filesystem::exists(o.key_file, missing)) {
+    Result<net::Reclaim> key = net::read_reconnect_key(o.key_file);
+    if (!key) throw CommandError{key.error().message};
+    join.reclaim = key.value();
+  }
+  return join;
+}
+
+net::NetSimConfig netsim_of(const SessionFlags& o) {
+  if (o.netsim.empty()) return {};
+  Result<net::NetSimConfig> netsim = net::parse_netsim(o.netsim);
+  if (!netsim) throw CommandError{netsim.error().message};
+  return netsim.value();
+}
+
+std::uint64_t random_u64() {
+  std::random_device device;  // tokens and cookies must not be guessable; not simulation state
+  return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+}
+
+void print_line(const std::string& line) {
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+std::string describe_host(const net::SessionParameters& p, std::uint16_t port, const HostFlags& o,
+                          const net::HostConfig& host, const net::NetSimConfig& netsim) {
+  return "host: session " + hash_hex(p.session) + " on UDP port " + std::to_string(port) + ", " +
+         std::to_string(p.players) + " players" + (o.relay ? " (relay: the host plays no slot)" : "") + ", " +
+         std::to_string(p.end_tick) + " ticks at " + std::to_string(p.tick_rate_hz) + " Hz, input delay " +
+         (host.adaptive_delay ? "auto (adapts to the round trips; " + std::to_string(p.input_delay) + " to start)"
+                              : std::to_string(p.input_delay)) +
+         (o.start_with != 0 && o.start_with < p.players ? ", starts with " + std::to_string(o.start_with) : std::string()) +
+         (host.resync ? ", resyncs on a desync" : "") + ", netsim " + net::describe(netsim);
+}
+
+std::string describe_join(const std::string& name, const JoinFlags& o, net::Role role, const net::JoinConfig& join) {
+  return name + ": asking the host at " + o.host + " to join" +
+         (role == net::Role::player ? (join.reclaim ? " as player " + std::to_string(join.reclaim->slot) + " again, with its key"
+                                                    : std::string(" as a player"))
+                                    : " as a spectator");
+}
+
+int report(const net::DriveResult& driven, const SessionFlags& o) {
+  const net::SessionResult& r = driven.session;
+  std::fflush(stdout);
+  int code = k_exit_network;
+  if (driven.signal != 0) {
+    std::printf("tick %llu hash %s\n", static_cast<unsigned long long>(r.tick), hash_hex(r.hash).c_str());
+    code = 128 + driven.signal;
+  } else {
+    switch (r.outcome) {
+      case net::Outcome::finished:
+        std::printf("tick %llu hash %s\n", static_cast<unsigned long long>(r.tick), hash_hex(r.hash).c_str());
+        code = k_exit_ok;
+        break;
+      case net::Outcome::desync:
+        std::printf("desync at tick %llu\nevidence: %s\n", static_cast<unsigned long long>(r.desync_tick), r.evidence.c_str());
+        code = k_exit_failed;
+        break;
+      case net::Outcome::refused:
+        std::fprintf(stderr, "error: %s\n", r.message.c_str());
+        code = k_exit_usage;
+        break;
+      case net::Outcome::network_failed:
+        std::fprintf(stderr, "error: %s\n", r.message.c_str());
+        code = k_exit_network;
+        break;
+    }
+  }
+  std::fflush(stdout);
+  if (!o.stats_json.empty()) {
+    std::ofstream json(o.stats_json);
+    json << net::stats_json(driven.stats);
+    if (!json) {
+      std::fprintf(stderr, "error: cannot write the statistics to '%s'\n", o.stats_json.c_str());
+      if (code == k_exit_ok) code = k_exit_usage;
+    }
+  }
+  return code;
+}
+
+std::unique_ptr<ViewServer> start_view_if_asked(const SessionFlags& o) {
+  if (o.view_option == nullptr || o.view_option->count() == 0) return nullptr;
+  std::uint16_t port = k_default_view_port;
+  if (!o.view.empty()) {
+    unsigned parsed = 0;
+    const auto [end, error] = std::from_chars(o.view.data(), o.view.data() + o.view.size(), parsed);
+    if (error != std::errc{} || end != o.view.data() + o.view.size() || parsed > 65535) {
+      throw CommandError{"--view '" + o.view + "' is not a port (0 to 65535): write --view=PORT"};
+    }
+    port = static_cast<std::uint16_t>(parsed);
+  }
+  ViewServerConfig config;
+  config.port = port;
+  Result<std::unique_ptr<ViewServer>> started = ViewServer::start(config);
+  if (!started) throw CommandError{started.error().message, k_exit_network};
+  return std::move(started).value();
+}
+
+std::string view_announcement(const std::string& name, bool bot, const std::string& url) {
+  return name + (name == "spectator" || bot ? ": watch at " : ": watch and play at ") + url + " in a browser";
+}
+
+LiveEnd live_end(const net::DriveResult& driven, bool is_host) {
+  const net::SessionResult& r = driven.session;
+  if (driven.signal != 0) return {"ended", "the session was stopped"};
+  if (r.outcome == net::Outcome::desync) {
+    return {"desync", "desync at tick " + std::to_string(r.desync_tick) + "; evidence: " + r.evidence};
+  }
+  if (r.outcome != net::Outcome::finished) {
+    const bool host_gone = !is_host && r.message.find("the host") != std::string::npos;
+    return {r.outcome == net::Outcome::refused ? "refused" : host_gone ? "host lost" : "failed", r.message};
+  }
+  return {"ended", "the session has ended"};
+}
+
+}  // namespace lockstep::cli::detail

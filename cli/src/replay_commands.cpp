@@ -1,0 +1,202 @@
+#include "lockstep/cli/detail/replay_commands.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "lockstep/cli/numbers.hpp"
+#include "lockstep/replay/regular_file.hpp"
+
+namespace lockstep::cli::detail {
+
+void add_max_state_option(CLI::App* cmd, std::uint64_t& max_state_mb) {
+  cmd->add_option("--max-state-mb", max_state_mb,
+                  "Largest state (snapshot MB) to build from a file; also bounds seek caches and field "
+                  "reports (default " + std::to_string(max_state_mb) + ")")
+      ->check(whole_number(1, 1u << 20));
+}
+
+// --- replay ----------------------------------------------------------------------------------
+
+CLI::App* add_replay_options(CLI::App& app, ReplayOptions& options) {
+  CLI::App* cmd = app.add_subcommand("replay", "Re-simulate a replay and verify every recorded hash");
+  cmd->add_option("file", options.path, "The replay file")->required();
+  options.from_option =
+      cmd->add_option("--from-tick", options.from_tick, "Start at this tick (restores the nearest keyframe before it)")
+          ->check(whole_number());
+  options.to_option = cmd->add_option("--to-tick", options.to_tick, "Stop at this tick")->check(whole_number());
+  add_max_state_option(cmd, options.max_state_mb);
+  cmd->add_flag("--force", options.force, "Play even if the replay's simulation compatibility id differs from this build's");
+  return cmd;
+}
+
+void report_replay(const replay::PlayOutcome& outcome, std::uint64_t ticks, std::uint64_t final_hash, int* exit_code) {
+  if (outcome.desync) {
+    print_desync(*outcome.desync);
+    *exit_code = k_exit_failed;
+    return;
+  }
+  const std::string hash = hash_hex(final_hash);
+  if (outcome.hashes_checked == 0) {
+    std::printf("unverified: %llu ticks played, no recorded hash in range, final hash %s\n",
+                static_cast<unsigned long long>(ticks), hash.c_str());
+    *exit_code = k_exit_unverified;
+    return;
+  }
+  std::printf("ok %llu ticks verified, %llu hashes checked, final hash %s\n", static_cast<unsigned long long>(ticks),
+              static_cast<unsigned long long>(outcome.hashes_checked), hash.c_str());
+  *exit_code = k_exit_ok;
+}
+
+// --- info ------------------------------------------------------------------------------------
+
+std::string evidence_desync_tick(const std::string& path) {
+  Result<std::vector<std::byte>> bytes = replay::read_regular_file(path, 64 << 10);
+  if (!bytes) return "(unknown)";
+  const std::string_view json(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  constexpr std::string_view k_key = "\"desync_tick\": ";
+  const std::size_t at = json.find(k_key);
+  if (at == std::string_view::npos) return "(unknown)";
+  std::string digits;
+  for (std::size_t i = at + k_key.size(); i < json.size() && digits.size() < 20 && json[i] >= '0' && json[i] <= '9'; ++i) {
+    digits += json[i];
+  }
+  return digits.empty() ? "(unknown)" : digits;
+}
+
+std::vector<std::byte> read_snapshot_bytes(const std::string& path) {
+  Result<std::vector<std::byte>> bytes = replay::read_regular_file(path, replay::k_max_snapshot_bytes);
+  if (!bytes) throw CommandError{bytes.error().message};
+  return std::move(bytes).value();
+}
+
+void print_snapshot_info(const std::string& path, const SnapshotInfo& info) {
+  std::printf("snapshot    %s, %s bytes\n", path.c_str(), with_commas(info.bytes).c_str());
+  std::printf("simulation  %s (the first of this program's that decodes it: a snapshot does not name its simulation)\n",
+              std::string(info.simulation).c_str());
+  std::printf("tick        %llu\n", static_cast<unsigned long long>(info.tick));
+  std::printf("hash        %s\n", hash_hex(info.hash).c_str());
+  std::printf("players     %u%s\n", info.players, info.state.empty() ? "" : (", " + info.state).c_str());
+}
+
+EvidenceFiles announce_evidence(const std::string& folder) {
+  EvidenceFiles files{folder + "/replay.lsr", folder + "/state.snapshot"};
+  std::error_code error;
+  if (!std::filesystem::exists(files.snapshot, error) || !std::filesystem::exists(files.replay, error)) {
+    throw CommandError{"'" + folder + "' is not a desync evidence folder (it needs replay.lsr and state.snapshot)"};
+  }
+  std::printf("evidence    %s: desync at tick %s\n", folder.c_str(), evidence_desync_tick(folder + "/config.json").c_str());
+  return files;
+}
+
+CLI::App* add_info_options(CLI::App& app, InfoOptions& options) {
+  CLI::App* cmd = app.add_subcommand(
+      "info", "Describe a replay (header, ticks, keyframes, sizes), a snapshot, or a desync evidence folder");
+  cmd->add_option("path", options.path, "A replay file, a state snapshot, or an evidence folder")->required();
+  cmd->add_flag("--fields", options.fields, "With a snapshot or evidence: every value of the state, by name");
+  return cmd;
+}
+
+// --- diff ------------------------------------------------------------------------------------
+
+CLI::App* add_diff_options(CLI::App& app, DiffOptions& options) {
+  CLI::App* cmd = app.add_subcommand(
+      "diff", "Find the first tick where two replays (or a replay and its re-simulation) differ, field by field");
+  cmd->add_option("files", options.paths,
+                  "One replay (against its own recording), two replays, or two desync evidence folders")
+      ->required()
+      ->expected(1, 2);
+  cmd->add_flag("--force", options.force, "Compare even across simulation compatibility ids");
+  add_max_state_option(cmd, options.max_state_mb);
+  cmd->add_option("--max-fields", options.max_fields,
+                  "Differing fields to list (default " + std::to_string(options.max_fields) + ")")
+      ->check(whole_number(0, 1'000'000));
+  return cmd;
+}
+
+DiffInputs diff_inputs(const DiffOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  DiffInputs inputs;
+  inputs.bundles = options.paths.size() == 2 && fs::is_directory(options.paths[0], error) &&
+                   fs::is_directory(options.paths[1], error);
+  // A replay file names its simulation; so does a bundle's replay, when it has one.
+  const std::string bundle_replay = options.paths[0] + "/replay.lsr";
+  if (!inputs.bundles) {
+    inputs.first = read_or_throw(options.paths[0]);
+  } else if (fs::is_regular_file(bundle_replay, error)) {
+    inputs.first = read_or_throw(bundle_replay);
+  }
+  return inputs;
+}
+
+void report_diff(const replay::DiffResult& result, std::size_t max_fields, std::string (*describe)(std::string_view),
+                 int* exit_code) {
+  if (result.identical) {
+    std::printf("identical through tick %llu\n", static_cast<unsigned long long>(result.through_tick));
+    *exit_code = k_exit_ok;
+    return;
+  }
+  std::printf("first divergence at tick %llu\n", static_cast<unsigned long long>(result.divergence_tick));
+  print_fields(result, max_fields, describe);
+  *exit_code = k_exit_failed;
+}
+
+// --- regress ---------------------------------------------------------------------------------
+
+CLI::App* add_regress_options(CLI::App& app, RegressOptions& options) {
+  CLI::App* cmd = app.add_subcommand(
+      "regress", "Run the regression cases in a folder headless (replay files, and golden cases) and compare every held hash");
+  cmd->add_option("dir", options.dir,
+                  "Folder of cases (default: " + options.dir + " under the current directory)");
+  cmd->add_flag("--update", options.update,
+                "Re-run every golden case and rewrite its hashes (and record bot inputs where asked); "
+                "replay files are verified, never rewritten");
+  return cmd;
+}
+
+RegressResult report_regress_replay(const std::string& name, const Result<replay::PlayOutcome>& outcome,
+                                    const std::optional<replay::Desync>& desync, std::uint64_t ticks) {
+  if (!outcome && !desync) {
+    std::printf("FAIL %s: %s\n", name.c_str(), outcome.error().message.c_str());
+    return RegressResult::failed;
+  }
+  if (desync) {
+    std::printf("FAIL %s: first divergent tick %llu: expected %s got %s\n", name.c_str(),
+                static_cast<unsigned long long>(desync->tick), hash_hex(desync->expected).c_str(),
+                hash_hex(desync->actual).c_str());
+    return RegressResult::failed;
+  }
+  std::printf("PASS %s: %llu ticks, %llu hashes agree\n", name.c_str(), static_cast<unsigned long long>(ticks),
+              static_cast<unsigned long long>(outcome->hashes_checked));
+  return RegressResult::passed;
+}
+
+void regress_folder(const RegressOptions& options, const CaseRunner& run_case, int* exit_code) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::is_directory(options.dir, error)) {
+    if (options.dir == k_default_golden_dir) {
+      throw CommandError{"no golden cases in ./" + std::string(k_default_golden_dir) +
+                         ": run from a lockstep checkout, or name the folder (regress DIR)"};
+    }
+    throw CommandError{"'" + options.dir + "' is not a directory"};
+  }
+  std::vector<fs::path> cases;
+  for (const fs::directory_entry& entry : fs::directory_iterator(options.dir, error)) cases.push_back(entry.path());
+  std::sort(cases.begin(), cases.end());
+  int counts[3] = {0, 0, 0};
+  for (const fs::path& path : cases) {
+    RegressResult result = RegressResult::unreadable;
+    if (!run_case(path, options.update, &result)) continue;
+    ++counts[static_cast<int>(result)];
+    std::fflush(stdout);
+  }
+  const auto [passed, failed, broken] = counts;
+  if (passed + failed + broken == 0) throw CommandError{"no regression cases in '" + options.dir + "'"};
+  std::printf("%d %s, %d failed%s\n", passed, options.update ? "updated" : "passed", failed,
+              broken > 0 ? (", " + std::to_string(broken) + " unreadable").c_str() : "");
+  *exit_code = broken > 0 ? k_exit_usage : failed > 0 ? k_exit_failed : k_exit_ok;
+}
+
+}  // namespace lockstep::cli::detail
