@@ -3,24 +3,38 @@
 # clang++ at -O2 — with warnings as errors, runs every test in both, and has the clang build's
 # tests compare every tick's hash with the g++ -O0 binary. Then builds lockstep for i686,
 # aarch64, riscv64 and s390x (g++ -O3) and compares every hash with the clang++ -O2 build's.
+# Each phase's time is printed at the end (also when a phase fails).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./scripts/install-deps.sh
+phase_times=()
+started=$SECONDS
+print_times() {
+  echo "== phase times"
+  for line in "${phase_times[@]}"; do echo "  $line"; done
+  printf '  %-50s %5d s\n' "total" $((SECONDS - started))
+}
+trap print_times EXIT
+phase() {  # phase NAME COMMAND...: runs COMMAND and keeps how long it took
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  phase_times+=("$(printf '%-50s %5d s' "$name" $((SECONDS - start)))")
+}
+
+phase "install-deps" ./scripts/install-deps.sh
 jobs=$(nproc)
 
-cmake -S . -B build/gcc-debug -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Debug \
-  -DLOCKSTEP_WERROR=ON
-cmake --build build/gcc-debug -j "$jobs"
+phase "build: g++ -O0" bash -c "cmake -S . -B build/gcc-debug -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Debug \
+  -DLOCKSTEP_WERROR=ON && cmake --build build/gcc-debug -j $jobs"
 
-cmake -S . -B build/clang-release -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release \
-  "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" -DLOCKSTEP_WERROR=ON \
-  "-DLOCKSTEP_PEER_LOCKSTEP=$PWD/build/gcc-debug/tools/lockstep"
-cmake --build build/clang-release -j "$jobs"
+phase "build: clang++ -O2" bash -c "cmake -S . -B build/clang-release -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release \
+  '-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG' -DLOCKSTEP_WERROR=ON \
+  '-DLOCKSTEP_PEER_LOCKSTEP=$PWD/build/gcc-debug/tools/lockstep' && cmake --build build/clang-release -j $jobs"
 
 echo "== tests: g++ -O0"
-(cd build/gcc-debug && ctest -j "$jobs" --output-on-failure)
+phase "tests: g++ -O0" bash -c "cd build/gcc-debug && ctest -j $jobs --output-on-failure"
 echo "== tests: clang++ -O2 (with the cross-build comparison against g++ -O0)"
-(cd build/clang-release && ctest -j "$jobs" --output-on-failure)
+phase "tests: clang++ -O2" bash -c "cd build/clang-release && ctest -j $jobs --output-on-failure"
 echo "== cross-architecture check: the same hashes on i686, aarch64, riscv64 and s390x"
-LOCKSTEP_NATIVE=$PWD/build/clang-release/tools/lockstep ./scripts/cross-check.sh
+phase "cross-architecture check" env LOCKSTEP_NATIVE="$PWD/build/clang-release/tools/lockstep" ./scripts/cross-check.sh

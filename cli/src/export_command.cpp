@@ -5,6 +5,7 @@
 #include "lockstep/cli/detail/export_command.hpp"
 
 #include "lockstep/cli/numbers.hpp"
+#include "lockstep/engine/tick_limit.hpp"
 
 namespace lockstep::cli::detail {
 namespace {
@@ -132,7 +133,7 @@ CLI::App* add_export_options(CLI::App& app, ExportOptions& options) {
       cmd->add_option("--to-tick", options.to_tick, "Last tick to export (default: the replay's last)")->check(whole_number());
   cmd->add_option("--every", options.every,
                   "Export every K-th tick from the first (default " + std::to_string(options.every) + ")")
-      ->check(whole_number(1, std::uint64_t{1} << 40));
+      ->check(whole_number(1, k_tick_limit - 1));
   cmd->add_option("--format", options.format, "jsonl (default: one JSON object a line) or csv")
       ->check(CLI::IsMember({"jsonl", "csv"}));
   cmd->add_flag("--inputs", options.inputs, "Also each player's input that led to the tick (hex of its bytes)");

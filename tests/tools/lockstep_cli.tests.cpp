@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "process.hpp"
+#include "test_scale.hpp"
 
 using lockstep::testing::ProcessResult;
 using lockstep::testing::read_file;
@@ -81,16 +82,17 @@ TEST_CASE("two separate processes agree on every hash of 10,000 arena ticks, wit
           "the sync test",
           "[tools][run][determinism]") {
   TempDir dir;
-  const ProcessResult a = run_lockstep({"run", "--ticks", "10000", "--hash-log", dir.file("a.log")});
-  const ProcessResult b = run_lockstep({"run", "--ticks", "10000", "--hash-log", dir.file("b.log")});
-  const ProcessResult sync = run_lockstep({"run", "--ticks", "10000", "--sync-test"});
+  const std::string ticks = std::to_string(lockstep::testing::scaled(10000, 2000));
+  const ProcessResult a = run_lockstep({"run", "--ticks", ticks, "--hash-log", dir.file("a.log")});
+  const ProcessResult b = run_lockstep({"run", "--ticks", ticks, "--hash-log", dir.file("b.log")});
+  const ProcessResult sync = run_lockstep({"run", "--ticks", ticks, "--sync-test"});
   REQUIRE(a.exit_code == 0);
   REQUIRE(b.exit_code == 0);
   REQUIRE(sync.exit_code == 0);
   CHECK(a.last_line() == b.last_line());
   CHECK(sync.last_line() == a.last_line());
   const std::string log_a = read_file(dir.file("a.log"));
-  CHECK(log_a.size() > 10000 * 18);
+  CHECK(log_a.size() > std::stoull(ticks) * 18);
   CHECK(log_a == read_file(dir.file("b.log")));
 }
 
