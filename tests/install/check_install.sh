@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Proves lockstep can be consumed as the README says: installs BUILD_DIR into a temporary prefix,
-# builds tests/install/consumer against it with find_package(lockstep 0.3 REQUIRED) and with the
-# flags of pkg-config alone, and again
-# with add_subdirectory of the source tree and with FetchContent of an archive of it (no options
-# set, no build type), and checks that all three programs end on the hash `lockstep run` gives for
-# the same session. Then builds the two example programs of examples/ against the installed
-# prefix with find_package alone, and runs a command of each on its own simulation.
+# Proves lockstep can be consumed as the README says: installs BUILD_DIR into a temporary prefix and
+# builds tests/install/consumer four ways — against the prefix with find_package(lockstep 0.3
+# REQUIRED), against the prefix with the compiler and the flags of its lockstep.pc alone
+# (pkg-config --cflags --libs lockstep), with add_subdirectory of the source tree, and with
+# FetchContent of an archive of it (no options set, no build type) — and checks that all four
+# programs end on the hash `lockstep run` gives for the same session. Builds the two example
+# programs of examples/ against the installed prefix with find_package alone, and again added
+# beside lockstep's source, and runs each one's run --record, replay, info, diff and export on its
+# own simulation.
 # usage: check_install.sh SOURCE_DIR BUILD_DIR CXX_COMPILER LOCKSTEP_BINARY
 set -euo pipefail
 src=$1 build=$2 cxx=$3 lockstep=$4
@@ -21,6 +23,32 @@ cmake --build "$work/found" -j 2 >/dev/null
 got=$("$work/found/consumer")
 [ "$got" = "$want" ] || { echo "find_package: '$got', lockstep run: '$want'" >&2; exit 1; }
 echo "find_package(lockstep 0.3): $got"
+
+# pkg-config, with the compiler alone: the installed lockstep.pc gives the include path, the
+# determinism flags and the libraries. PKG_CONFIG_LIBDIR leaves out the system's folders, so only
+# the installed file can answer; the prefix it names comes from where the file is, so this
+# temporary prefix (not the configured one) proves it relocates.
+pc_files=$(find "$work/prefix" -path '*/pkgconfig/lockstep.pc')
+[ "$(printf '%s\n' "$pc_files" | grep -c .)" = 1 ] || { echo "pkg-config: want one lockstep.pc in the prefix, found '$pc_files'" >&2; exit 1; }
+lockstep_pc() { PKG_CONFIG_LIBDIR=$(dirname "$pc_files") PKG_CONFIG_PATH='' pkg-config "$@" lockstep; }
+version=$(lockstep_pc --modversion)
+"$lockstep" --version | grep -qF "$version" || { echo "pkg-config: version '$version', lockstep --version: '$("$lockstep" --version)'" >&2; exit 1; }
+cflags=$(lockstep_pc --cflags)
+libs=$(lockstep_pc --libs)
+for flag in -std=c++20 -ffp-contract=off; do
+  case " $cflags " in *" $flag "*) ;; *) echo "pkg-config: no $flag in --cflags '$cflags'" >&2; exit 1 ;; esac
+done
+installed_include=$(cd "$work/prefix/include" && pwd -P)
+include_found=
+for word in $cflags; do
+  case $word in -I*) if [ "$(cd "${word#-I}" 2>/dev/null && pwd -P)" = "$installed_include" ]; then include_found=1; fi ;; esac
+done
+[ -n "$include_found" ] || { echo "pkg-config: --cflags '$cflags' has no -I for $installed_include" >&2; exit 1; }
+# shellcheck disable=SC2086  # the flags are words
+"$cxx" "$src/tests/install/consumer/main.cpp" -o "$work/pc-consumer" $cflags $libs
+got=$("$work/pc-consumer")
+[ "$got" = "$want" ] || { echo "pkg-config: '$got', lockstep run: '$want'" >&2; exit 1; }
+echo "pkg-config --cflags --libs lockstep ($version): $got"
 
 for example in particle duel; do
   cmake -S "$src/examples/$example" -B "$work/$example" -DCMAKE_CXX_COMPILER="$cxx" \
