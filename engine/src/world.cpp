@@ -58,7 +58,7 @@ std::int32_t cell_coordinate(double f, double max) {
 }  // namespace
 
 World::World(const WorldParams& params, std::uint32_t players)
-    : params_(params), player_body_(players, k_no_body) {}
+    : params_(params), player_body_(players, k_no_index) {}
 
 BodyId World::add_body(const BodyDef& def) {
   LOCKSTEP_ASSERT(pos_x_.size() < k_max_bodies);
@@ -95,7 +95,7 @@ void World::add_link(BodyId a, BodyId b, double length_px, double compliance) {
 
 void World::set_player_body(std::uint32_t player, BodyId body) {
   LOCKSTEP_ASSERT(player < players() && body.value <= body_count());
-  player_body_[player] = body.value == 0 ? k_no_body : body.value - 1;
+  player_body_[player] = body.value == 0 ? k_no_index : body.value - 1;
   mark_derived_stale();
 }
 
@@ -132,7 +132,7 @@ std::pair<BodyId, BodyId> World::link_ends(std::uint32_t index) const {
 BodyId World::player_body(std::uint32_t player) const {
   LOCKSTEP_ASSERT(player < players());
   const std::uint32_t index = player_body_[player];
-  return index == k_no_body ? BodyId{} : BodyId{index + 1};
+  return index == k_no_index ? BodyId{} : BodyId{index + 1};
 }
 
 void World::set_velocity(BodyId body, Vec2 velocity_px_s) {
@@ -201,10 +201,10 @@ void World::accumulate_forces(std::span<const ButtonInput> inputs) {
   // in a short list rather than in per-body arrays, which keeps big worlds in the cache.
   std::fill(forced_terms_.begin(), forced_terms_.end(), AffineAccel{});
   for (std::size_t p = 0; p < player_body_.size(); ++p) {
-    const std::uint32_t slot = player_slot_[p];
-    if (slot == k_no_body) continue;
+    const std::uint32_t forced = player_forced_index_[p];
+    if (forced == k_no_index) continue;
     const ButtonInput in = inputs[p];
-    AffineAccel& term = forced_terms_[slot];
+    AffineAccel& term = forced_terms_[forced];
     if (in.up()) term.y -= params_.thrust_px_s2;
     if (in.action()) term.y += params_.action_thrust_px_s2;
     if (in.left()) term.x -= params_.side_thrust_px_s2;
@@ -230,8 +230,8 @@ void World::accumulate_forces(std::span<const ButtonInput> inputs) {
     const double rest = spring_rest_[s];
     const double k_a = spring_k_[s] * inv_mass_[a];
     const double k_b = spring_k_[s] * inv_mass_[b];
-    AffineAccel& term_a = forced_terms_[spring_slot_[2 * s]];
-    AffineAccel& term_b = forced_terms_[spring_slot_[2 * s + 1]];
+    AffineAccel& term_a = forced_terms_[spring_forced_index_[2 * s]];
+    AffineAccel& term_b = forced_terms_[spring_forced_index_[2 * s + 1]];
     term_a.x += k_a * (pos_x_[b] + rest * ux);
     term_a.y += k_a * (pos_y_[b] + rest * uy);
     term_a.stiffness += k_a;
@@ -389,22 +389,24 @@ void World::rebuild_derived() {
   // Bodies with a force beyond gravity: players' bodies and spring ends, ascending, once each.
   forced_.clear();
   for (std::uint32_t body : player_body_) {
-    if (body != k_no_body) forced_.push_back(body);
+    if (body != k_no_index) forced_.push_back(body);
   }
   forced_.insert(forced_.end(), spring_a_.begin(), spring_a_.end());
   forced_.insert(forced_.end(), spring_b_.begin(), spring_b_.end());
   std::sort(forced_.begin(), forced_.end());
   forced_.erase(std::unique(forced_.begin(), forced_.end()), forced_.end());
-  auto slot_of = [this](std::uint32_t body) {
+  auto forced_index_of = [this](std::uint32_t body) {
     return static_cast<std::uint32_t>(std::lower_bound(forced_.begin(), forced_.end(), body) -
                                       forced_.begin());
   };
-  player_slot_.clear();
-  for (std::uint32_t body : player_body_) player_slot_.push_back(body == k_no_body ? k_no_body : slot_of(body));
-  spring_slot_.clear();
+  player_forced_index_.clear();
+  for (std::uint32_t body : player_body_) {
+    player_forced_index_.push_back(body == k_no_index ? k_no_index : forced_index_of(body));
+  }
+  spring_forced_index_.clear();
   for (std::size_t s = 0; s < spring_a_.size(); ++s) {
-    spring_slot_.push_back(slot_of(spring_a_[s]));
-    spring_slot_.push_back(slot_of(spring_b_[s]));
+    spring_forced_index_.push_back(forced_index_of(spring_a_[s]));
+    spring_forced_index_.push_back(forced_index_of(spring_b_[s]));
   }
   forced_terms_.assign(forced_.size(), AffineAccel{});
   forced_start_.assign(forced_.size(), BodyState{});
@@ -776,7 +778,7 @@ Status World::check() const {
   }
   if (player_body_.empty()) return fail("no players");
   for (std::uint32_t body : player_body_) {
-    if (body != k_no_body && body >= n) return fail("a player's body does not exist");
+    if (body != k_no_index && body >= n) return fail("a player's body does not exist");
   }
   for (std::size_t i = 0; i < n; ++i) {
     if (!in_range(pos_x_[i], k_max_abs_position_px) || !in_range(pos_y_[i], k_max_abs_position_px) ||

@@ -189,15 +189,16 @@ class World {
        cereal::make_nvp("link_compliance", bounded(link_compliance_, k_max_bodies)));
   }
 
-  /// No body: the player_body entry of a player who pushes nothing.
-  static constexpr std::uint32_t k_no_body = 0xFFFFFFFFu;
-
  /// A body as the contact solver sees it (public only so the solver's helpers can name it).
   struct ContactBody {
     double x, y, radius, inv_mass;
   };
 
  private:
+  /// The sentinel of the index arrays (player_body_, player_forced_index_): no entry. The API
+  /// says "no body" only as BodyId{}.
+  static constexpr std::uint32_t k_no_index = 0xFFFFFFFFu;
+
   template <Integrator I>
   void integrate(double h, double drag);
   void accumulate_forces(std::span<const ButtonInput> inputs);
@@ -246,7 +247,7 @@ class World {
 
   // State: everything below up to "derived" is serialised, hashed and snapshotted.
   WorldParams params_;
-  std::vector<std::uint32_t> player_body_;  ///< body index per player, or k_no_body
+  std::vector<std::uint32_t> player_body_;  ///< body index per player, or k_no_index
   std::vector<double> pos_x_, pos_y_, vel_x_, vel_y_, radius_, inv_mass_;
   std::vector<std::uint32_t> spring_a_, spring_b_;
   std::vector<double> spring_rest_, spring_k_;
@@ -259,8 +260,8 @@ class World {
   };
   bool derived_stale_ = true;
   std::vector<std::uint32_t> forced_;        ///< bodies with a force beyond gravity, ascending
-  std::vector<std::uint32_t> player_slot_;   ///< per player: index into forced_, or k_no_body
-  std::vector<std::uint32_t> spring_slot_;   ///< per spring: forced_ indices of its two ends
+  std::vector<std::uint32_t> player_forced_index_;  ///< per player: index into forced_, or k_no_index
+  std::vector<std::uint32_t> spring_forced_index_;  ///< per spring: forced_ indices of its two ends
   std::vector<AffineAccel> forced_terms_;
   std::vector<BodyState> forced_start_;
   double inv_cell_size_ = 1.0;
