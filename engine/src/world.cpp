@@ -435,8 +435,9 @@ void World::rebuild_derived() {
 namespace {
 
 /// Pushes two overlapping circles apart along the line between their centres, in proportion to
-/// their inverse masses (position-based contact). Generic over the body's form so the same code
-/// serves the cell-sorted copies and the world's own arrays.
+/// their inverse masses (position-based contact). It works on ContactBody copies only, so that
+/// one rule serves both the cell-sorted copies and the oversized bodies, whose copies are made
+/// from the world's arrays and whose moves go back through move().
 inline void resolve_contact(World::ContactBody& a, World::ContactBody& b) {
   const double dx = b.x - a.x;
   const double dy = b.y - a.y;
@@ -729,8 +730,8 @@ void World::solve_walls(double inv_h) {
 }
 
 Status World::check_limits() const {
-  // A branch-free first pass over every body (NaN fails every comparison); only a failure pays
-  // for the second pass that names the body.
+  // The common case, every body in range, costs one pass of plain comparisons (NaN fails every
+  // one of them); only a failure pays for the second pass, which names the body and what is wrong.
   const std::size_t n = pos_x_.size();
   bool good = true;
   for (std::size_t i = 0; i < n; ++i) {
