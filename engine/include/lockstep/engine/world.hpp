@@ -205,7 +205,11 @@ class World {
   void solve_walls(double inv_h);
   void rebuild_derived();
   void mark_derived_stale() { derived_stale_ = true; }
+  /// The end of every step: fails when a position or velocity is non-finite or beyond the limits.
   [[nodiscard]] Status check_limits() const;
+  /// Parts of check(): the body arrays and players; the springs and rope links.
+  [[nodiscard]] Status check_bodies() const;
+  [[nodiscard]] Status check_springs_and_links() const;
 
   /// Moves body i by (dx, dy) and puts the same move into its velocity as (dx, dy) / h.
   /// (Defined in world.cpp, so that its multiply-adds are never compiled under a user's flags.)
