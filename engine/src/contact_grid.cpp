@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "world_move.hpp"
+
 namespace lockstep {
 namespace {
 

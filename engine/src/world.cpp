@@ -6,6 +6,7 @@
 #include "contact_grid.hpp"
 #include "lockstep/engine/assert.hpp"
 #include "lockstep/engine/integrator.hpp"
+#include "world_move.hpp"
 
 namespace lockstep {
 
@@ -236,13 +237,6 @@ void World::integrate(double h, double drag) {
     pos_y_[i] = y.x;
     vel_y_[i] = y.v;
   }
-}
-
-void World::move(std::uint32_t i, double dx, double dy, double inv_h) {
-  pos_x_[i] += dx;
-  pos_y_[i] += dy;
-  vel_x_[i] += dx * inv_h;
-  vel_y_[i] += dy * inv_h;
 }
 
 void World::solve_links(double h, double inv_h) {

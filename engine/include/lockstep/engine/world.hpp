@@ -212,8 +212,9 @@ class World {
   [[nodiscard]] Status check_springs_and_links() const;
 
   /// Moves body i by (dx, dy) and puts the same move into its velocity as (dx, dy) / h.
-  /// (Defined in world.cpp, so that its multiply-adds are never compiled under a user's flags.)
-  void move(std::uint32_t i, double dx, double dy, double inv_h);
+  /// Inline for the solvers' loops, but defined in a private header (engine/src/world_move.hpp),
+  /// so that its multiply-adds are never compiled under a user's flags.
+  inline void move(std::uint32_t i, double dx, double dy, double inv_h);
 
   // State: everything below up to "derived" is serialised, hashed and snapshotted.
   WorldParams params_;
