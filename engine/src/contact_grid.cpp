@@ -395,8 +395,8 @@ Status ContactGrid::solve(double inv_h) {
   world_.threads_.run([&](std::uint32_t t) {
     for (std::uint32_t band = t; band < grid_.bands; band += threads) resolve_band_contacts(band);
   });
-  // The sorted copies' moves go back into the world's bodies, each body by the thread that owns
-  // its place in cell order.
+  // The sorted copies' moves go back into the world's bodies. A body has one place in cell
+  // order, so threads that split the places never write the same body.
   world_.threads_.run([&](std::uint32_t t) {
     const Slice items = slice(grid_.cell_start.back(), t, threads);
     for (std::size_t k = items.begin; k < items.end; ++k) {

@@ -41,6 +41,7 @@ class ContactGrid {
   /// Works on `world`'s bodies and grid data; holds nothing of its own, so make one per call.
   explicit ContactGrid(World& world) : world_(world), grid_(world.grid_) {}
 
+  /// The shape `world`'s bodies and bounds call for now.
   [[nodiscard]] static Shape shape(const World& world);
   /// The candidate pairs a contact pass would test on `world`'s current positions, counted
   /// without being visited, so that a check costs linear time whatever the state.
@@ -77,11 +78,18 @@ class ContactGrid {
   /// The cells of thread t's run of whole bands in the counting sort.
   [[nodiscard]] Slice thread_cells(std::uint32_t t) const;
 
+  /// The ordinary bodies' copies into `sorted`, cell by cell, on every thread.
   void sort_into_cells();
+  /// The touching pairs of one band, counted into `scratch`; false as soon as this thread's
+  /// candidates pass the budget, before the work that would have gone quadratic.
   [[nodiscard]] bool find_band_contacts(std::uint32_t band, ThreadScratch& scratch);
   /// The whole pass's budgets, decided on every thread's totals.
   [[nodiscard]] Status check_budgets() const;
+  /// One band's pairs on the sorted copies, in the order found; on threads, row by row after
+  /// the band before it, so that every body sees the pairs in the one-thread order.
   void resolve_band_contacts(std::uint32_t band);
+  /// The bodies kept out of the grid, on the world's own arrays once the sorted copies are
+  /// written back, so that they meet the ordinary bodies where this pass left them.
   void resolve_oversized(double inv_h);
 
   World& world_;
