@@ -97,7 +97,7 @@ std::string Hooks<World>::describe_config(const WorldConfig& config) {
 void Hooks<World>::draw(const World& world, DrawList& out) {
   out.clear();
   const WorldParams& params = world.params();
-  std::vector<std::uint32_t> player_of(world.body_count(), World::k_no_body);
+  std::vector<std::uint32_t> player_of(world.body_count(), Shape::k_no_player);
   for (std::uint32_t p = 0; p < world.players(); ++p) {
     if (const BodyId body = world.player_body(p); body.value != 0) player_of[body.value - 1] = p;
   }
@@ -118,7 +118,7 @@ void Hooks<World>::draw(const World& world, DrawList& out) {
     const BodyId body{i + 1};
     const Vec2 p = world.position(body);
     const double r = world.radius(body);
-    if (player_of[i] != World::k_no_body) {
+    if (player_of[i] != Shape::k_no_player) {
       out.circle(ShapeKind::player, "body", body.value, p.x, p.y, r, player_of[i]);
     } else {
       out.circle(world.inverse_mass(body) == 0.0 ? ShapeKind::fixed_body : ShapeKind::body, "body", body.value, p.x, p.y, r);

@@ -137,7 +137,7 @@ class World {
   }
   /// Cells of the contact grid as of the last step (diagnostics): at most 16 per body plus 4,096,
   /// since every substep visits each one.
-  [[nodiscard]] std::size_t grid_cells() const { return cell_start_.empty() ? 0 : cell_start_.size() - 1; }
+  [[nodiscard]] std::size_t grid_cells() const { return grid_.cell_start.empty() ? 0 : grid_.cell_start.size() - 1; }
   [[nodiscard]] Vec2 position(BodyId body) const;
   [[nodiscard]] Vec2 velocity(BodyId body) const;
   [[nodiscard]] double radius(BodyId body) const;
@@ -189,64 +189,36 @@ class World {
        cereal::make_nvp("link_compliance", bounded(link_compliance_, k_max_bodies)));
   }
 
-  /// No body: the player_body entry of a player who pushes nothing.
-  static constexpr std::uint32_t k_no_body = 0xFFFFFFFFu;
-
- /// A body as the contact solver sees it (public only so the solver's helpers can name it).
-  struct ContactBody {
-    double x, y, radius, inv_mass;
-  };
-
  private:
+  /// The contact grid (engine/src/contact_grid.hpp): the world's broadphase and contact solver,
+  /// whose algorithms read the bodies, move them, and own grid_.
+  friend class ContactGrid;
+
+  /// The sentinel of the index arrays (player_body_, player_forced_index_): no entry. The API
+  /// says "no body" only as BodyId{}.
+  static constexpr std::uint32_t k_no_index = 0xFFFFFFFFu;
+
   template <Integrator I>
   void integrate(double h, double drag);
   void accumulate_forces(std::span<const ButtonInput> inputs);
   void solve_links(double h, double inv_h);
-  Status solve_contacts(double inv_h);
   void solve_walls(double inv_h);
-  struct ThreadScratch;
-  void sort_into_cells();
-  [[nodiscard]] bool find_band_contacts(std::uint32_t band, ThreadScratch& scratch);
-  void resolve_band_contacts(std::uint32_t band);
-  void resolve_oversized(double inv_h);
-  /// The cells of thread t's run of whole bands in the counting sort.
-  [[nodiscard]] Slice thread_cells(std::uint32_t t) const;
   void rebuild_derived();
   void mark_derived_stale() { derived_stale_ = true; }
+  /// The end of every step: fails when a position or velocity is non-finite or beyond the limits.
   [[nodiscard]] Status check_limits() const;
+  /// Parts of check(): the body arrays and players; the springs and rope links.
+  [[nodiscard]] Status check_bodies() const;
+  [[nodiscard]] Status check_springs_and_links() const;
 
   /// Moves body i by (dx, dy) and puts the same move into its velocity as (dx, dy) / h.
-  /// (Defined in world.cpp, so that its multiply-adds are never compiled under a user's flags.)
-  void move(std::uint32_t i, double dx, double dy, double inv_h);
-
-  /// Cells are numbered band by band (k_band_cols columns wide), row by row within a band, so
-  /// that the contact sweep walks memory in order and its working set stays small however wide
-  /// the world is.
-  static constexpr std::int32_t k_band_cols = 16;
-  static std::uint32_t cell_index(std::int32_t col, std::int32_t row, std::int32_t rows) {
-    const std::int32_t band = col / k_band_cols;
-    return static_cast<std::uint32_t>((band * rows + row) * k_band_cols + col % k_band_cols);
-  }
-  [[nodiscard]] std::uint32_t cell_index(std::int32_t col, std::int32_t row) const {
-    return cell_index(col, row, grid_rows_);
-  }
-
-  /// The contact grid's geometry: a function of the state alone, which rebuild_derived applies
-  /// and check() uses to refuse states too crowded to step in linear time.
-  struct GridShape {
-    double ordinary_max_radius = 0.0;  ///< bodies above this radius stay out of the grid
-    double inv_cell_size = 1.0;
-    std::int32_t cols = 1;
-    std::int32_t rows = 1;
-    std::size_t cells = 1;             ///< padded to whole bands
-  };
-  [[nodiscard]] GridShape grid_shape() const;
-  /// The candidate pairs a contact pass would test on the current positions.
-  [[nodiscard]] std::uint64_t crowding(const GridShape& shape) const;
+  /// Inline for the solvers' loops, but defined in a private header (engine/src/world_move.hpp),
+  /// so that its multiply-adds are never compiled under a user's flags.
+  inline void move(std::uint32_t i, double dx, double dy, double inv_h);
 
   // State: everything below up to "derived" is serialised, hashed and snapshotted.
   WorldParams params_;
-  std::vector<std::uint32_t> player_body_;  ///< body index per player, or k_no_body
+  std::vector<std::uint32_t> player_body_;  ///< body index per player, or k_no_index
   std::vector<double> pos_x_, pos_y_, vel_x_, vel_y_, radius_, inv_mass_;
   std::vector<std::uint32_t> spring_a_, spring_b_;
   std::vector<double> spring_rest_, spring_k_;
@@ -259,37 +231,49 @@ class World {
   };
   bool derived_stale_ = true;
   std::vector<std::uint32_t> forced_;        ///< bodies with a force beyond gravity, ascending
-  std::vector<std::uint32_t> player_slot_;   ///< per player: index into forced_, or k_no_body
-  std::vector<std::uint32_t> spring_slot_;   ///< per spring: forced_ indices of its two ends
+  std::vector<std::uint32_t> player_forced_index_;  ///< per player: index into forced_, or k_no_index
+  std::vector<std::uint32_t> spring_forced_index_;  ///< per spring: forced_ indices of its two ends
   std::vector<AffineAccel> forced_terms_;
   std::vector<BodyState> forced_start_;
-  double inv_cell_size_ = 1.0;
-  double ordinary_max_radius_ = 0.0;       ///< bodies above this radius stay out of the grid
-  std::int32_t grid_cols_ = 1;
-  std::int32_t grid_rows_ = 1;
-  std::vector<std::uint32_t> oversized_;   ///< body indices too large for the grid, ascending
-  std::vector<std::uint32_t> cell_start_;  ///< counting-sort offsets, one per cell + 1
-  std::vector<std::uint32_t> cell_items_;  ///< body indices, ascending within each cell
-  std::vector<std::uint32_t> body_cell_;
-  std::vector<ContactBody> sorted_;        ///< ordinary bodies in cell order, for the contacts
-  struct ContactPair {
-    std::uint32_t a, b;                    ///< indices into sorted_
+
+  /// The contact grid's data, derived like the rest: held here, as a value, so that a world
+  /// stays copyable and a step allocates nothing; what is done with it is ContactGrid's.
+  struct ContactGridData {
+    /// A body as the contact solver sees it: a copy in cell order, so that neighbours in space
+    /// are neighbours in memory.
+    struct Body {
+      double x, y, radius, inv_mass;
+    };
+    struct Pair {
+      std::uint32_t a, b;                    ///< indices into sorted
+    };
+    /// What each thread found and counted in one contact pass; a cache line each.
+    struct alignas(64) ThreadScratch {
+      std::uint64_t candidates = 0;
+      std::uint64_t touching = 0;
+      bool over_budget = false;
+      std::uint32_t sorted = 0;        ///< bodies in this thread's cells
+      std::uint32_t first_sorted = 0;  ///< where they start in sorted
+    };
+    double inv_cell_size = 1.0;
+    double ordinary_max_radius = 0.0;       ///< bodies above this radius stay out of the grid
+    std::int32_t cols = 1;
+    std::int32_t rows = 1;
+    std::vector<std::uint32_t> oversized;   ///< body indices too large for the grid, ascending
+    std::vector<std::uint32_t> cell_start;  ///< counting-sort offsets, one per cell + 1
+    std::vector<std::uint32_t> cell_items;  ///< body indices, ascending within each cell
+    std::vector<std::uint32_t> body_cell;
+    std::vector<Body> sorted;               ///< ordinary bodies in cell order, for the contacts
+    std::uint32_t bands = 1;                ///< bands of ContactGrid::k_band_cols columns
+    /// Touching pairs found in each band, in the order the solver resolves them, with the end
+    /// of each row's pairs and how many rows the solver has resolved so far (read across
+    /// threads).
+    std::vector<std::vector<Pair>> band_pairs;
+    std::vector<std::uint32_t> band_row_end;  ///< bands × rows
+    std::vector<std::uint32_t> band_rows_done;
+    std::vector<ThreadScratch> scratch;     ///< one per thread
   };
-  std::uint32_t bands_ = 1;                ///< bands of k_band_cols columns
-  /// Touching pairs found in each band, in the order the solver resolves them, with the end of
-  /// each row's pairs and how many rows the solver has resolved so far (read across threads).
-  std::vector<std::vector<ContactPair>> band_pairs_;
-  std::vector<std::uint32_t> band_row_end_;  ///< bands_ × grid_rows_
-  std::vector<std::uint32_t> band_rows_done_;
-  /// What each thread found and counted in one contact pass; a cache line each.
-  struct alignas(64) ThreadScratch {
-    std::uint64_t candidates = 0;
-    std::uint64_t touching = 0;
-    bool over_budget = false;
-    std::uint32_t sorted = 0;        ///< bodies in this thread's cells
-    std::uint32_t first_sorted = 0;  ///< where they start in sorted_
-  };
-  std::vector<ThreadScratch> scratch_;
+  ContactGridData grid_;
   Threads threads_;
 };
 
