@@ -46,104 +46,156 @@ std::vector<std::string_view> words(std::string_view line) {
 
 }  // namespace
 
+namespace {
+
+/// A golden file, line by line: each key's line checked as it comes, the whole case at the end.
+class GoldenParser {
+ public:
+  explicit GoldenParser(const std::string& name) : name_(name) { golden_.name = name; }
+
+  /// One line that is not blank or a comment, split into words.
+  Status line(const std::vector<std::string_view>& w, std::uint64_t line_number) {
+    line_number_ = line_number;
+    const std::string_view key = w[0];
+    if (key == "scene") return scene(w);
+    if (!have_scene_ && key != "seed" && key != "ticks") return bad("the scene must come before '" + std::string(key) + "'");
+    if (key == "seed" || key == "ticks" || key == "players" || key == "bodies" || key == "substeps") return number(w);
+    if (key == "integrator") {
+      if (w.size() != 2 || !parse_integrator(w[1])) return bad("integrator must be explicit, semi-implicit, verlet or rk4");
+      golden_.config.integrator = *parse_integrator(w[1]);
+      return {};
+    }
+    if (key == "inputs") return inputs(w);
+    if (key == "hash") return hash(w);
+    return bad("unknown key '" + std::string(key) + "'");
+  }
+
+  /// The whole case, checked: a scene, a tick count, a valid configuration, every player's
+  /// inputs for every tick (unless bots play), and hashes within the ticks.
+  Result<GoldenCase> finish() {
+    if (!have_scene_) return fail(name_, ": no scene");
+    if (golden_.ticks == 0) return fail(name_, ": no tick count");
+    Status valid = validate(golden_.config);
+    if (!valid) return fail(name_, ": ", valid.error().message);
+    if (!golden_.inputs_from_bots) {
+      if (Status laid = lay_out_inputs(); !laid) return laid.error();
+    }
+    for (const TickHash& h : golden_.hashes) {
+      if (h.tick > golden_.ticks) return fail(name_, ": a hash for tick ", h.tick, " beyond the last tick");
+    }
+    return std::move(golden_);
+  }
+
+ private:
+  [[nodiscard]] Error bad(const std::string& why) const { return fail(name_, " line ", line_number_, ": ", why); }
+
+  Status scene(const std::vector<std::string_view>& w) {
+    if (w.size() != 2 || !parse_scene(w[1])) return bad("scene must be arena, ball or spring");
+    // A player count given before the scene survives it.
+    const std::uint32_t players = golden_.config.players;
+    const bool players_set = have_scene_;
+    golden_.config = default_world_config(*parse_scene(w[1]));
+    if (players_set) golden_.config.players = players;
+    have_scene_ = true;
+    return {};
+  }
+
+  Status number(const std::vector<std::string_view>& w) {
+    const std::string_view key = w[0];
+    std::uint64_t n = 0;
+    if (w.size() != 2 || !parse_u64(w[1], n)) return bad(std::string(key) + " wants one number");
+    if (key == "seed") {
+      golden_.seed = n;
+    } else if (key == "ticks") {
+      if (n < 1 || n > k_max_golden_ticks) return bad("ticks must be 1 to 10,000,000");
+      golden_.ticks = n;
+    } else if (n > k_max_bodies) {
+      return bad(std::string(key) + " out of range");
+    } else if (key == "players") {
+      golden_.config.players = static_cast<std::uint32_t>(n);
+    } else if (key == "bodies") {
+      golden_.config.arena.bodies = static_cast<std::uint32_t>(n);
+    } else {
+      golden_.config.substeps = static_cast<std::uint32_t>(n);
+    }
+    return {};
+  }
+
+  Status inputs(const std::vector<std::string_view>& w) {
+    if (w.size() == 2 && w[1] == "bots") {
+      golden_.inputs_from_bots = true;
+      return {};
+    }
+    std::uint64_t player = 0;
+    if (w.size() < 2 || !parse_u64(w[1], player) || player >= k_max_world_players) return bad("inputs wants a player number");
+    if (runs_by_player_.size() <= player) runs_by_player_.resize(static_cast<std::size_t>(player) + 1);
+    std::vector<ButtonInput>& ticks = runs_by_player_[static_cast<std::size_t>(player)];
+    for (std::size_t i = 2; i < w.size(); ++i) {
+      const std::size_t x = w[i].find('x');
+      std::uint64_t length = 0;
+      std::uint64_t buttons = 0;
+      if (x == std::string_view::npos || !parse_u64(w[i].substr(0, x), length) ||
+          !parse_u64(w[i].substr(x + 1), buttons, 16) || length < 1 || length > k_max_golden_ticks - ticks.size() ||
+          (buttons & ~std::uint64_t{ButtonInput::k_defined}) != 0) {
+        return bad("bad input run '" + std::string(w[i]) + "' (want <ticks>x<hex buttons>)");
+      }
+      ticks.insert(ticks.end(), static_cast<std::size_t>(length), ButtonInput{static_cast<std::uint16_t>(buttons)});
+    }
+    return {};
+  }
+
+  Status hash(const std::vector<std::string_view>& w) {
+    std::uint64_t tick = 0;
+    std::uint64_t value = 0;
+    if (w.size() != 3 || !parse_u64(w[1], tick) || w[2].size() != 16 || !parse_u64(w[2], value, 16)) {
+      return bad("hash wants a tick and 16 lowercase hex digits");
+    }
+    if (!golden_.hashes.empty() && tick <= golden_.hashes.back().tick) return bad("hash ticks must ascend");
+    golden_.hashes.push_back({tick, value});
+    return {};
+  }
+
+  /// Every player's runs, expanded, into the case's tick-major inputs.
+  Status lay_out_inputs() {
+    const std::uint32_t players = golden_.config.players;
+    if (runs_by_player_.size() != players) {
+      return fail(name_, ": inputs for ", runs_by_player_.size(), " players, the scene has ", players);
+    }
+    golden_.inputs.resize(input_index(golden_.ticks, players, 0));
+    for (std::size_t p = 0; p < runs_by_player_.size(); ++p) {
+      if (runs_by_player_[p].size() != golden_.ticks) {
+        return fail(name_, ": player ", p, "'s inputs cover ", runs_by_player_[p].size(), " of ", golden_.ticks, " ticks");
+      }
+      for (std::uint64_t t = 0; t < golden_.ticks; ++t) {
+        golden_.inputs[input_index(t, players, p)] = runs_by_player_[p][static_cast<std::size_t>(t)];
+      }
+    }
+    return {};
+  }
+
+  const std::string& name_;
+  GoldenCase golden_;
+  std::vector<std::vector<ButtonInput>> runs_by_player_;  ///< expanded, per player
+  bool have_scene_ = false;
+  std::uint64_t line_number_ = 0;
+};
+
+}  // namespace
+
 Result<GoldenCase> parse_golden(std::string_view text, const std::string& name) {
-  GoldenCase golden;
-  golden.name = name;
-  std::vector<std::vector<ButtonInput>> runs_by_player;  // expanded per player
-  bool have_scene = false;
+  GoldenParser parser(name);
   std::uint64_t line_number = 0;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
+  for (std::size_t pos = 0; pos <= text.size();) {
     const std::size_t end = std::min(text.find('\n', pos), text.size());
-    const std::string_view line = text.substr(pos, end - pos);
+    const std::vector<std::string_view> w = words(text.substr(pos, end - pos));
     pos = end + 1;
     ++line_number;
-    const std::vector<std::string_view> w = words(line);
-    if (w.empty() || w[0][0] == '#') {
-      if (end == text.size()) break;
-      continue;
-    }
-    auto bad = [&](const std::string& why) {
-      return fail(name, " line ", line_number, ": ", why);
-    };
-    std::uint64_t number = 0;
-    const std::string_view key = w[0];
-    if (key == "scene") {
-      if (w.size() != 2 || !parse_scene(w[1])) return bad("scene must be arena, ball or spring");
-      const std::uint32_t players = golden.config.players;
-      const bool players_set = have_scene;
-      golden.config = default_world_config(*parse_scene(w[1]));
-      if (players_set) golden.config.players = players;
-      have_scene = true;
-    } else if (!have_scene && key != "seed" && key != "ticks") {
-      return bad("the scene must come before '" + std::string(key) + "'");
-    } else if (key == "seed" || key == "ticks" || key == "players" || key == "bodies" || key == "substeps") {
-      if (w.size() != 2 || !parse_u64(w[1], number)) return bad(std::string(key) + " wants one number");
-      if (key == "seed") golden.seed = number;
-      else if (key == "ticks") {
-        if (number < 1 || number > k_max_golden_ticks) return bad("ticks must be 1 to 10,000,000");
-        golden.ticks = number;
-      } else if (number > k_max_bodies) {
-        return bad(std::string(key) + " out of range");
-      } else if (key == "players") golden.config.players = static_cast<std::uint32_t>(number);
-      else if (key == "bodies") golden.config.arena.bodies = static_cast<std::uint32_t>(number);
-      else golden.config.substeps = static_cast<std::uint32_t>(number);
-    } else if (key == "integrator") {
-      if (w.size() != 2 || !parse_integrator(w[1])) return bad("integrator must be explicit, semi-implicit, verlet or rk4");
-      golden.config.integrator = *parse_integrator(w[1]);
-    } else if (key == "inputs") {
-      if (w.size() == 2 && w[1] == "bots") {
-        golden.inputs_from_bots = true;
-        continue;
-      }
-      if (w.size() < 2 || !parse_u64(w[1], number) || number >= k_max_world_players) return bad("inputs wants a player number");
-      if (runs_by_player.size() <= number) runs_by_player.resize(static_cast<std::size_t>(number) + 1);
-      std::vector<ButtonInput>& ticks = runs_by_player[static_cast<std::size_t>(number)];
-      for (std::size_t i = 2; i < w.size(); ++i) {
-        const std::size_t x = w[i].find('x');
-        std::uint64_t length = 0;
-        std::uint64_t buttons = 0;
-        if (x == std::string_view::npos || !parse_u64(w[i].substr(0, x), length) ||
-            !parse_u64(w[i].substr(x + 1), buttons, 16) || length < 1 ||
-            length > k_max_golden_ticks - ticks.size() || (buttons & ~std::uint64_t{ButtonInput::k_defined}) != 0) {
-          return bad("bad input run '" + std::string(w[i]) + "' (want <ticks>x<hex buttons>)");
-        }
-        ticks.insert(ticks.end(), static_cast<std::size_t>(length), ButtonInput{static_cast<std::uint16_t>(buttons)});
-      }
-    } else if (key == "hash") {
-      std::uint64_t hash = 0;
-      if (w.size() != 3 || !parse_u64(w[1], number) || w[2].size() != 16 || !parse_u64(w[2], hash, 16)) {
-        return bad("hash wants a tick and 16 lowercase hex digits");
-      }
-      if (!golden.hashes.empty() && number <= golden.hashes.back().tick) return bad("hash ticks must ascend");
-      golden.hashes.push_back({number, hash});
-    } else {
-      return bad("unknown key '" + std::string(key) + "'");
+    if (!w.empty() && w[0][0] != '#') {
+      if (Status ok = parser.line(w, line_number); !ok) return ok.error();
     }
     if (end == text.size()) break;
   }
-  if (!have_scene) return fail(name, ": no scene");
-  if (golden.ticks == 0) return fail(name, ": no tick count");
-  Status valid = validate(golden.config);
-  if (!valid) return fail(name, ": ", valid.error().message);
-  if (!golden.inputs_from_bots) {
-    if (runs_by_player.size() != golden.config.players) {
-      return fail(name, ": inputs for ", runs_by_player.size(), " players, the scene has ", golden.config.players);
-    }
-    golden.inputs.resize(input_index(golden.ticks, golden.config.players, 0));
-    for (std::size_t p = 0; p < runs_by_player.size(); ++p) {
-      if (runs_by_player[p].size() != golden.ticks) {
-        return fail(name, ": player ", p, "'s inputs cover ", runs_by_player[p].size(), " of ", golden.ticks, " ticks");
-      }
-      for (std::uint64_t t = 0; t < golden.ticks; ++t) {
-        golden.inputs[input_index(t, golden.config.players, p)] = runs_by_player[p][static_cast<std::size_t>(t)];
-      }
-    }
-  }
-  for (const TickHash& h : golden.hashes) {
-    if (h.tick > golden.ticks) return fail(name, ": a hash for tick ", h.tick, " beyond the last tick");
-  }
-  return golden;
+  return parser.finish();
 }
 
 std::string format_golden(const GoldenCase& golden) {
