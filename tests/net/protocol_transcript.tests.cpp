@@ -31,7 +31,7 @@ using std::chrono::seconds;
 
 namespace {
 
-WalkerInput busy_input(std::uint32_t slot, std::uint64_t tick) {
+WalkerInput transcript_input(std::uint32_t slot, std::uint64_t tick) {
   return WalkerInput{static_cast<std::int8_t>((tick + slot) % 3 == 0 ? 0 : (tick + slot) % 3 == 1 ? 1 : -1)};
 }
 
@@ -64,10 +64,10 @@ std::string session_transcript() {
   slow.delay_ms = 20;
   slow.jitter_ms = 10;
   slow.seed = 11;
-  REQUIRE(group.host({3, 1000}, 5, host, {}, busy_input).ok());
+  REQUIRE(group.host({3, 1000}, 5, host, {}, transcript_input).ok());
   net::JoinConfig join = join_config();
   join.evidence_dir = dir.path();
-  group.join(net::Role::player, join, slow, busy_input);  // 1
+  group.join(net::Role::player, join, slow, transcript_input);  // 1
   group.join(net::Role::spectator, join);                 // 2
   net::NetSimConfig lossy;
   lossy.loss = 0.1;
@@ -84,7 +84,7 @@ std::string session_transcript() {
   });
   const bool ended = group.run(seconds(60), [&](Instant now) {
     const std::uint64_t tick = group[0].session->tick();
-    if (!late && tick >= 120) late = group.join(net::Role::player, join, lossy, busy_input);
+    if (!late && tick >= 120) late = group.join(net::Role::player, join, lossy, transcript_input);
     // Every slot is taken: one more player is refused.
     if (late && !refused && tick >= 250) refused = group.join(net::Role::player, join);
     if (late && !key && group[*late].session->tick() >= 380) {
@@ -95,7 +95,7 @@ std::string session_transcript() {
     if (key && !back && now - killed_at >= milliseconds(300)) {
       net::JoinConfig again = join;
       again.reclaim = key;
-      back = group.join(net::Role::player, again, {}, busy_input);
+      back = group.join(net::Role::player, again, {}, transcript_input);
     }
     if (!spectator_left && tick >= 450) {
       group[2].session->leave(now);

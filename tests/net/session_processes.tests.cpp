@@ -20,6 +20,7 @@
 
 #include "lockstep/net/wire.hpp"
 #include "ports.hpp"
+#include "lockstep_binary.hpp"
 #include "process.hpp"
 
 using lockstep::testing::free_udp_port;
@@ -28,10 +29,10 @@ using lockstep::testing::read_file;
 using lockstep::testing::run_process;
 using lockstep::testing::RunningProcess;
 using lockstep::testing::TempDir;
+using lockstep::testing::k_lockstep;
 
 namespace {
 
-const std::string k_lockstep = LOCKSTEP_BINARY;
 const std::regex k_final_line("tick [0-9]+ hash [0-9a-f]{16}");
 /// Printed by a test that could not run here; tests/CMakeLists.txt makes ctest report it skipped.
 const std::string k_skipped = "lockstep-test-skipped: ";

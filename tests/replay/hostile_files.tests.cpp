@@ -8,6 +8,7 @@
 #include <string>
 
 #include "hostile_replays.hpp"
+#include "lockstep_binary.hpp"
 #include "process.hpp"
 #include "sessions.hpp"
 
@@ -16,10 +17,9 @@ using lockstep::testing::ProcessResult;
 using lockstep::testing::run_process;
 using lockstep::testing::small_arena;
 using lockstep::testing::TempDir;
+using lockstep::testing::k_lockstep;
 
 namespace {
-
-const std::string k_lockstep = LOCKSTEP_BINARY;
 
 /// Resident memory a reader may use for a file of `file_bytes`: two and a half times the file
 /// (a one-tick run of a 2-byte input costs 3 bytes on disk and 6 in memory), plus a fixed amount

@@ -8,17 +8,18 @@
 #include <vector>
 
 #include "ports.hpp"
+#include "lockstep_binary.hpp"
 #include "process.hpp"
 
 using lockstep::testing::ProcessResult;
 using lockstep::testing::run_process;
 using lockstep::testing::RunningProcess;
 using lockstep::testing::TempDir;
+using lockstep::testing::k_lockstep;
 
 namespace {
 
 const std::string k_two = TWO_SIMULATIONS_BINARY;
-const std::string k_lockstep = LOCKSTEP_BINARY;
 const std::string k_particle = PARTICLE_BINARY;
 const std::string k_duel = DUEL_BINARY;
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep_binary.hpp"
 #include "process.hpp"
 #include "test_scale.hpp"
 
@@ -15,10 +16,9 @@ using lockstep::testing::ProcessResult;
 using lockstep::testing::read_file;
 using lockstep::testing::run_process;
 using lockstep::testing::TempDir;
+using lockstep::testing::k_lockstep;
 
 namespace {
-
-const std::string k_lockstep = LOCKSTEP_BINARY;
 
 ProcessResult run_lockstep(const std::vector<std::string>& args) { return run_process(k_lockstep, args); }
 

@@ -13,17 +13,17 @@
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/snapshot.hpp"
 #include "lockstep/engine/world.hpp"
+#include "lockstep_binary.hpp"
 #include "process.hpp"
 
 using lockstep::testing::ProcessResult;
 using lockstep::testing::read_file;
 using lockstep::testing::run_process;
 using lockstep::testing::TempDir;
+using lockstep::testing::k_lockstep;
+using lockstep::testing::lockstep_cli;
 
 namespace {
-
-const std::string k_lockstep = LOCKSTEP_BINARY;
-ProcessResult lockstep_cli(const std::vector<std::string>& args) { return run_process(k_lockstep, args); }
 
 /// The arena state at every 100th tick of `lockstep run --ticks 1000 --seed 8`, stepped here with
 /// the same bots, each passed through a snapshot and decoded into a fresh world.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lockstep/engine/rng.hpp"
+#include "lockstep_binary.hpp"
 #include "process.hpp"
 #include "test_scale.hpp"
 
@@ -23,11 +24,10 @@ using lockstep::testing::read_file;
 using lockstep::testing::run_process;
 using lockstep::testing::RunningProcess;
 using lockstep::testing::TempDir;
+using lockstep::testing::k_lockstep;
+using lockstep::testing::lockstep_cli;
 
 namespace {
-
-const std::string k_lockstep = LOCKSTEP_BINARY;
-ProcessResult lockstep_cli(const std::vector<std::string>& args) { return run_process(k_lockstep, args); }
 
 std::string final_hash_of(const ProcessResult& r) {
   const std::string line = r.last_line();

@@ -17,6 +17,7 @@
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/world.hpp"
 #include "lockstep/replay/recorder.hpp"
+#include "lockstep_binary.hpp"
 #include "process.hpp"
 #include "view_client.hpp"
 
@@ -26,14 +27,13 @@ using lockstep::testing::run_process;
 using lockstep::testing::RunningProcess;
 using lockstep::testing::TempDir;
 using lockstep::testing::ViewPage;
+using lockstep::testing::k_lockstep;
 using lockstep::cli::ShapeKind;
 using ViewServerLimits = lockstep::cli::ViewServer;
 namespace http = boost::beast::http;
 namespace view = lockstep::cli::view;
 
 namespace {
-
-const std::string k_lockstep = LOCKSTEP_BINARY;
 
 /// A `lockstep view` process on a free port, ready to serve.
 struct ViewProcess {
