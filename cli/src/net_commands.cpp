@@ -58,7 +58,7 @@ void add_host_options(CLI::App* cmd, HostFlags& o, const NetHooks& hooks) {
       ->check(CLI::IsMember({"stop", "resync"}));
   cmd->add_flag("--relay", o.relay, "Relay only: the host plays no slot");
   cmd->add_option("--ticks", o.ticks, "The session ends after this tick (default " + std::to_string(o.ticks) + ")")
-      ->check(whole_number(1, std::uint64_t{1} << 32));
+      ->check(whole_number(1, k_max_command_ticks));
   cmd->add_option("--input-delay", o.input_delay,
                   "Input delay: D ticks (0 to 60), or auto, the smallest that keeps every player from stalling, "
                   "adapted to the measured round trips (default " + o.input_delay + ")")

@@ -13,7 +13,7 @@ namespace lockstep::cli::detail {
 void add_play_options(CLI::App* cmd, PlayFlags& flags, const std::function<void()>& add_config) {
   cmd->add_option("--ticks", flags.ticks,
                   "End after this many ticks (default " + std::to_string(flags.ticks) + ": play until Ctrl-C)")
-      ->check(whole_number(0, 1'000'000'000));
+      ->check(whole_number(0, k_max_command_ticks));
   if (add_config) {
     flags.players_option = cmd->add_option("--players", flags.players, "Players: you, and bots for the rest")
                                ->check(whole_number(1, replay::k_max_replay_players));

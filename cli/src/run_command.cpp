@@ -13,7 +13,7 @@ namespace lockstep::cli::detail {
 
 void add_run_options(CLI::App* cmd, RunFlags& flags, const std::function<void()>& add_config) {
   cmd->add_option("--ticks", flags.ticks, "Ticks to step (default " + std::to_string(flags.ticks) + ")")
-      ->check(whole_number(0, 1'000'000'000));
+      ->check(whole_number(0, k_max_command_ticks));
   if (add_config) {
     flags.players_option = cmd->add_option("--players", flags.players, "Players, each played by a bot")
                                ->check(whole_number(1, replay::k_max_replay_players));

@@ -11,6 +11,11 @@
 
 namespace lockstep::cli {
 
+/// The most ticks `run` and `play` step, and the last tick `host --ticks` takes: 193 days at
+/// 60 Hz. A bound of the command line, so that a mistyped --ticks is refused at once instead of
+/// running for months; what a recording or a session can hold goes on to k_tick_limit.
+inline constexpr std::uint64_t k_max_command_ticks = 1'000'000'000;
+
 /// Decimal digits only, without a leading zero, from `min` to `max`.
 CLI::Validator whole_number(std::uint64_t min = 0,
                             std::uint64_t max = std::numeric_limits<std::uint64_t>::max());
