@@ -124,10 +124,10 @@ TEST_CASE("a world stepping on 2 threads allocates nothing per tick once running
   CHECK(allocations <= 8);  // a contact list may still double once or twice as the pile settles
 }
 
-TEST_CASE("every hash of 2,000 arena ticks is the same on 1, 2, 3 and 4 threads", "[engine][threads][determinism]") {
+TEST_CASE("every hash of 1,000 arena ticks is the same on 1, 2, 3 and 4 threads", "[engine][threads][determinism]") {
   WorldConfig config = default_world_config(Scene::arena);
   config.arena.bodies = 500;
-  const std::uint64_t ticks = lockstep::testing::scaled(2000, 400);
+  const std::uint64_t ticks = lockstep::testing::scaled(1000, 400);
   const std::vector<std::uint64_t> one = hashes_of(config, 1, ticks);
   for (std::uint32_t threads : {2u, 3u, 4u}) {
     INFO(threads << " threads");
@@ -264,12 +264,12 @@ TEST_CASE("a crowded state fails with the same message on any thread count", "[e
   }
 }
 
-TEST_CASE("every hash of a 2,000-tick, 10,000-body arena is the same on --threads 1, 2, 3 and 4, "
+TEST_CASE("every hash of a 1,000-tick, 10,000-body arena is the same on --threads 1, 2, 3 and 4, "
           "each in its own process, and a replay recorded on 4 threads verifies on 1",
           "[tools][threads][determinism]") {
   TempDir dir;
   std::string reference;
-  const std::uint64_t ticks = lockstep::testing::scaled(2000, 200);
+  const std::uint64_t ticks = lockstep::testing::scaled(1000, 200);
   for (const char* threads : {"1", "2", "3", "4"}) {
     const std::string log = dir.file(std::string("threads-") + threads + ".log");
     const ProcessResult run = run_process(LOCKSTEP_BINARY, {"run", "--bodies", "10000", "--ticks", std::to_string(ticks),
