@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 
 #include "lockstep/cli/numbers.hpp"
+#include "lockstep/cli/shard.hpp"
 #include "lockstep/replay/regular_file.hpp"
 
 namespace lockstep::cli::detail {
@@ -152,8 +156,37 @@ CLI::App* add_regress_options(CLI::App& app, RegressOptions& options) {
   cmd->add_flag("--update", options.update,
                 "Re-run every golden case and rewrite its hashes (and record bot inputs where asked); "
                 "replay files are verified, never rewritten");
+  cmd->add_option("--shard", options.shard,
+                  "Run shard I of N (I from 0): the cases whose names hash to it, so adding a case moves no "
+                  "other. Without it, the shard a scheduler names: LOCKSTEP_SHARD=I/N, JOB_COMPLETION_INDEX "
+                  "with LOCKSTEP_SHARDS, SLURM_ARRAY_TASK_ID/_COUNT, GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS, "
+                  "CI_NODE_INDEX/CI_NODE_TOTAL");
   return cmd;
 }
+
+namespace {
+
+/// The shard to run: --shard's, else the environment's (said on stderr), else none.
+std::optional<ShardChoice> choose_shard(const std::string& option) {
+  if (!option.empty()) {
+    Result<Shard> shard = parse_shard(option);
+    if (!shard) throw CommandError{"--shard: " + shard.error().message};
+    return ShardChoice{*shard, "--shard", {}};
+  }
+  Result<std::optional<ShardChoice>> found = shard_from_environment([](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    return value ? std::optional<std::string>(value) : std::nullopt;
+  });
+  if (!found) throw CommandError{found.error().message};
+  if (*found) {
+    std::fprintf(stderr, "regress: shard %llu/%llu, from %s\n", static_cast<unsigned long long>((*found)->shard.index),
+                 static_cast<unsigned long long>((*found)->shard.count), (*found)->source.c_str());
+    if (!(*found)->status_file.empty()) std::ofstream((*found)->status_file, std::ios::app);  // GoogleTest's "understood"
+  }
+  return *found;
+}
+
+}  // namespace
 
 RegressResult report_regress_replay(const std::string& name, const Result<replay::PlayOutcome>& outcome,
                                     const std::optional<replay::Desync>& desync, std::uint64_t ticks) {
@@ -182,8 +215,13 @@ void regress_folder(const RegressOptions& options, const CaseRunner& run_case, i
     }
     throw CommandError{"'" + options.dir + "' is not a directory"};
   }
+  const std::optional<ShardChoice> shard = choose_shard(options.shard);
   std::vector<fs::path> cases;
-  for (const fs::directory_entry& entry : fs::directory_iterator(options.dir, error)) cases.push_back(entry.path());
+  bool any = false;  // a file at all, in this shard or another
+  for (const fs::directory_entry& entry : fs::directory_iterator(options.dir, error)) {
+    any = true;
+    if (!shard || in_shard(entry.path().filename().generic_string(), shard->shard)) cases.push_back(entry.path());
+  }
   std::sort(cases.begin(), cases.end());
   int counts[3] = {0, 0, 0};
   for (const fs::path& path : cases) {
@@ -193,7 +231,7 @@ void regress_folder(const RegressOptions& options, const CaseRunner& run_case, i
     std::fflush(stdout);
   }
   const auto [passed, failed, broken] = counts;
-  if (passed + failed + broken == 0) throw CommandError{"no regression cases in '" + options.dir + "'"};
+  if (passed + failed + broken == 0 && (!shard || !any)) throw CommandError{"no regression cases in '" + options.dir + "'"};
   std::printf("%d %s, %d failed%s\n", passed, options.update ? "updated" : "passed", failed,
               broken > 0 ? (", " + std::to_string(broken) + " unreadable").c_str() : "");
   *exit_code = broken > 0 ? k_exit_usage : failed > 0 ? k_exit_failed : k_exit_ok;

@@ -315,6 +315,7 @@ inline constexpr const char* k_default_golden_dir = "tests/golden";
 struct RegressOptions {
   std::string dir = k_default_golden_dir;
   bool update = false;
+  std::string shard;  ///< "I/N", or empty: the environment's shard, or every case
 };
 
 /// Registers `regress` and its options; returns it for its callback.
@@ -327,7 +328,7 @@ RegressResult report_regress_replay(const std::string& name, const Result<replay
 /// Runs a case when it is of a kind `run_case` knows (returns whether it was).
 using CaseRunner = std::function<bool(const std::filesystem::path& path, bool update, RegressResult* result)>;
 
-/// `regress`: every case in the folder, in name order, then the summary line.
+/// `regress`: every case in the folder (or in its shard), in name order, then the summary line.
 void regress_folder(const RegressOptions& options, const CaseRunner& run_case, int* exit_code);
 
 /// A replay file as a regression case: every recorded hash must hold.

@@ -1,0 +1,164 @@
+// Sharded regression runs: `--shard I/N` and every scheduler's variables name the same shards,
+// the shards of a folder cover each case exactly once, a case's shard never moves when others are
+// added, and a shard that is not whole is refused in one line naming what is wrong.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lockstep/cli/shard.hpp"
+#include "lockstep_binary.hpp"
+#include "process.hpp"
+
+using lockstep::cli::in_shard;
+using lockstep::cli::parse_shard;
+using lockstep::cli::Shard;
+using lockstep::cli::shard_from_environment;
+using lockstep::testing::k_lockstep;
+using lockstep::testing::ProcessResult;
+using lockstep::testing::run_process;
+using lockstep::testing::TempDir;
+
+namespace {
+
+using Variables = std::map<std::string, std::string>;
+
+/// The shard an environment of `variables` names: "I/N", "none", or "error: <message>".
+std::string shard_of(const Variables& variables) {
+  auto found = shard_from_environment([&](const std::string& name) -> std::optional<std::string> {
+    const auto it = variables.find(name);
+    return it == variables.end() ? std::nullopt : std::optional<std::string>(it->second);
+  });
+  if (!found) return "error: " + found.error().message;
+  if (!*found) return "none";
+  return std::to_string((*found)->shard.index) + "/" + std::to_string((*found)->shard.count);
+}
+
+/// `lockstep regress ARGS...` in an environment of `variables` alone (so that no scheduler's
+/// variables from the test's own environment can shard it).
+ProcessResult regress(const std::vector<std::string>& variables, const std::vector<std::string>& args) {
+  std::vector<std::string> command = {"-i"};
+  command.insert(command.end(), variables.begin(), variables.end());
+  command.push_back(k_lockstep);
+  command.push_back("regress");
+  command.insert(command.end(), args.begin(), args.end());
+  return run_process("/usr/bin/env", command);
+}
+
+}  // namespace
+
+TEST_CASE("a shard is I/N with I from 0 to N - 1, and nothing else", "[tools][regress][shard]") {
+  CHECK(parse_shard("0/1").value() == Shard{0, 1});
+  CHECK(parse_shard("3/4").value() == Shard{3, 4});
+  CHECK(parse_shard("999999/1000000").value() == Shard{999999, 1000000});
+  for (const char* bad : {"", "4/4", "1/0", "0/0", "-1/4", "1/-4", "01/4", "1/04", "1 /4", "1/4 ", "1/4/5", "a/4",
+                          "1", "/4", "1/", "0/1000001", "18446744073709551616/2"}) {
+    INFO("'" << bad << "'");
+    CHECK_FALSE(parse_shard(bad).ok());
+  }
+}
+
+TEST_CASE("every scheduler's variables name the shard they mean, and the first one set wins", "[tools][regress][shard]") {
+  CHECK(shard_of({}) == "none");
+  CHECK(shard_of({{"LOCKSTEP_SHARD", "2/5"}}) == "2/5");
+  CHECK(shard_of({{"JOB_COMPLETION_INDEX", "3"}, {"LOCKSTEP_SHARDS", "4"}}) == "3/4");
+  CHECK(shard_of({{"SLURM_ARRAY_TASK_ID", "2"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}) == "2/4");
+  CHECK(shard_of({{"SLURM_ARRAY_TASK_ID", "7"}, {"SLURM_ARRAY_TASK_COUNT", "4"}, {"SLURM_ARRAY_TASK_MIN", "5"}}) == "2/4");
+  CHECK(shard_of({{"SLURM_ARRAY_TASK_ID", "9"}, {"SLURM_ARRAY_TASK_COUNT", "4"}, {"SLURM_ARRAY_TASK_MIN", "3"},
+                  {"SLURM_ARRAY_TASK_STEP", "2"}}) == "3/4");
+  CHECK(shard_of({{"GTEST_SHARD_INDEX", "0"}, {"GTEST_TOTAL_SHARDS", "3"}}) == "0/3");
+  CHECK(shard_of({{"CI_NODE_INDEX", "1"}, {"CI_NODE_TOTAL", "3"}}) == "0/3");  // GitLab counts from 1
+  CHECK(shard_of({{"CI_NODE_INDEX", "3"}, {"CI_NODE_TOTAL", "3"}}) == "2/3");
+  // LOCKSTEP_SHARD before any scheduler's.
+  CHECK(shard_of({{"LOCKSTEP_SHARD", "1/2"}, {"SLURM_ARRAY_TASK_ID", "0"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}) == "1/2");
+}
+
+TEST_CASE("a scheduler's shard that is not whole is refused, naming the variable", "[tools][regress][shard][hostile]") {
+  const std::vector<std::pair<Variables, std::string>> cases = {
+      {{{"LOCKSTEP_SHARD", "4/4"}}, "LOCKSTEP_SHARD"},
+      {{{"JOB_COMPLETION_INDEX", "1"}}, "LOCKSTEP_SHARDS is not set"},
+      {{{"JOB_COMPLETION_INDEX", "4"}, {"LOCKSTEP_SHARDS", "4"}}, "JOB_COMPLETION_INDEX"},
+      {{{"SLURM_ARRAY_TASK_ID", "x"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}, "SLURM_ARRAY_TASK_ID='x'"},
+      {{{"SLURM_ARRAY_TASK_ID", "1"}}, "SLURM_ARRAY_TASK_COUNT is not set"},
+      {{{"SLURM_ARRAY_TASK_ID", "2"}, {"SLURM_ARRAY_TASK_COUNT", "4"}, {"SLURM_ARRAY_TASK_MIN", "3"}}, "SLURM_ARRAY_TASK_MIN=3"},
+      {{{"SLURM_ARRAY_TASK_ID", "4"}, {"SLURM_ARRAY_TASK_COUNT", "2"}, {"SLURM_ARRAY_TASK_STEP", "0"}}, "SLURM_ARRAY_TASK_STEP"},
+      {{{"GTEST_SHARD_INDEX", "0"}, {"GTEST_TOTAL_SHARDS", "0"}}, "count must be 1 to"},
+      {{{"CI_NODE_INDEX", "0"}, {"CI_NODE_TOTAL", "2"}}, "count from 1"},
+      {{{"CI_NODE_INDEX", "3"}, {"CI_NODE_TOTAL", "2"}}, "CI_NODE_INDEX"},
+  };
+  for (const auto& [variables, words] : cases) {
+    const std::string got = shard_of(variables);
+    INFO(got);
+    CHECK(got.rfind("error: ", 0) == 0);
+    CHECK(got.find(words) != std::string::npos);
+  }
+}
+
+TEST_CASE("the shards of any set of names cover each name once, and adding names moves none", "[tools][regress][shard]") {
+  std::vector<std::string> names;
+  for (int i = 0; i < 1000; ++i) names.push_back("case-" + std::to_string(i) + ".lsr");
+  for (std::uint64_t count : {1u, 2u, 4u, 16u}) {
+    INFO(count << " shards");
+    std::map<std::string, int> hits;
+    std::vector<int> sizes(count);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      for (const std::string& name : names) {
+        if (in_shard(name, {i, count})) {
+          ++hits[name];
+          ++sizes[i];
+        }
+      }
+    }
+    CHECK(hits.size() == names.size());
+    CHECK(std::all_of(hits.begin(), hits.end(), [](const auto& h) { return h.second == 1; }));
+    // A spread, not a pile: no shard of 1,000 names is empty, none holds twice its share.
+    for (int size : sizes) {
+      CHECK(size > 0);
+      CHECK(size < 2 * static_cast<int>(names.size() / count) + 1);
+    }
+  }
+}
+
+TEST_CASE("regress --shard and a Slurm array's variables run the same shares, which together are the whole run",
+          "[tools][regress][shard]") {
+  TempDir dir;
+  for (int i = 0; i < 12; ++i) {
+    std::ofstream(dir.file("ball-" + std::to_string(i) + ".golden"))
+        << "scene ball\nseed " << i << "\nticks 20\ninputs bots\n";
+  }
+  REQUIRE(regress({}, {"--update", dir.path()}).exit_code == 0);
+  const ProcessResult whole = regress({}, {dir.path()});
+  REQUIRE(whole.exit_code == 0);
+  const std::vector<std::string> whole_lines = whole.lines();
+  std::multiset<std::string> all(whole_lines.begin(), whole_lines.end() - 1);  // without the summary
+  REQUIRE(all.size() == 12);
+
+  std::multiset<std::string> joined;
+  for (int i = 0; i < 4; ++i) {
+    const std::string shard = std::to_string(i) + "/4";
+    const ProcessResult flagged = regress({}, {"--shard", shard, dir.path()});
+    INFO(shard << ": " << flagged.out << flagged.err);
+    REQUIRE(flagged.exit_code == 0);
+    CHECK(flagged.err.empty());
+    const std::vector<std::string> lines = flagged.lines();
+    joined.insert(lines.begin(), lines.end() - 1);
+    const ProcessResult slurm = regress(
+        {"SLURM_ARRAY_TASK_ID=" + std::to_string(i + 1), "SLURM_ARRAY_TASK_MIN=1", "SLURM_ARRAY_TASK_COUNT=4"}, {dir.path()});
+    CHECK(slurm.out == flagged.out);
+    CHECK(slurm.err == "regress: shard " + shard + ", from SLURM_ARRAY_TASK_ID=" + std::to_string(i + 1) +
+                           " of SLURM_ARRAY_TASK_COUNT=4 from 1\n");
+  }
+  CHECK(joined == all);
+
+  const ProcessResult bad = regress({}, {"--shard", "4/4", dir.path()});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "error: --shard: '4/4': shard 4 of 4 (shards are 0 to 3)\n");
+  const ProcessResult bad_env = regress({"JOB_COMPLETION_INDEX=1"}, {dir.path()});
+  CHECK(bad_env.exit_code == 2);
+  CHECK(bad_env.err == "error: LOCKSTEP_SHARDS is not set (JOB_COMPLETION_INDEX is)\n");
+}
