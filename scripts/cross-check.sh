@@ -11,9 +11,7 @@
 # `<arch>: first divergence at tick <T> in <case>`, and exits 1 on any divergence (2 on a bad
 # argument or a failed build).
 #
-# usage: scripts/cross-check.sh [--build-only] [ARCH...]     (default: s390x riscv64 aarch64 i686)
-#   --build-only   build the targets and stop (scripts/test.sh does this at a low priority while
-#                  the tests run, then compares)
+# usage: scripts/cross-check.sh [ARCH...]     (default: s390x riscv64 aarch64 i686)
 # environment:
 #   LOCKSTEP_NATIVE=PATH        the native lockstep to compare with (default: build/release's,
 #                               built here if missing)
@@ -25,11 +23,6 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 known=(i686 aarch64 riscv64 s390x)
-build_only=0
-if [ "${1:-}" = --build-only ]; then
-  build_only=1
-  shift
-fi
 archs=("$@")
 # By default the slowest under qemu first, so that its long comparisons run beside the others' builds.
 [ ${#archs[@]} -eq 0 ] && archs=(s390x riscv64 aarch64 i686)
@@ -55,24 +48,22 @@ fi
 
 # --- builds ---------------------------------------------------------------------------------
 native=${LOCKSTEP_NATIVE:-$root/build/release/tools/lockstep}
-if [ -z "${LOCKSTEP_NATIVE:-}" ] && [ "$build_only" = 0 ]; then
+if [ -z "${LOCKSTEP_NATIVE:-}" ]; then
   echo "cross-check: building the native lockstep (build/release)" >&2
   cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DLOCKSTEP_BUILD_TESTS=OFF >/dev/null
   cmake --build build/release -j "$(nproc)" --target lockstep >/dev/null
 fi
-[ "$build_only" = 1 ] || [ -x "$native" ] || { echo "error: no native lockstep at $native" >&2; exit 2; }
+[ -x "$native" ] || { echo "error: no native lockstep at $native" >&2; exit 2; }
 
 build_target() {  # arch -> build/cross/<arch>/tools/lockstep
   local arch=$1 dir=build/cross/$1
   mkdir -p "$dir"
+  rm -f "$dir/CMakeCache.txt"  # the toolchain file is read only when the cache is new
   echo "cross-check: building lockstep for $arch ($dir)" >&2
-  # Configured once; a build already there is brought up to date. (CMake reads the toolchain file
-  # only into a new cache: after changing one, remove build/cross/<arch>.)
   # A unity build: each module's sources compiled as one, which halves the time (the headers are
   # parsed once per module, not once per file). The hashes must not care, and they are compared.
-  if ! { { [ -f "$dir/CMakeCache.txt" ] ||
-           cmake -S . -B "$dir" --toolchain "$root/cmake/toolchains/$arch-linux-gnu.cmake" \
-             -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_WERROR=ON; } &&
+  if ! { cmake -S . -B "$dir" --toolchain "$root/cmake/toolchains/$arch-linux-gnu.cmake" \
+           -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_WERROR=ON &&
          cmake --build "$dir" -j "$(nproc)" --target lockstep; } >"$dir/build.log" 2>&1; then
     tail -n 20 "$dir/build.log" >&2
     echo "error: the $arch build failed; see $dir/build.log" >&2
@@ -235,11 +226,6 @@ check_float_rules() {  # prints nothing when the rules hold, else what broke
 
 # Each target is built while the one before it is compared (the comparisons run one program at a
 # time, the build keeps the other core busy).
-if [ "$build_only" = 1 ]; then
-  for arch in "${archs[@]}"; do build_target "$arch"; done
-  exit 0
-fi
-
 declare -A build_pid=()
 start_build() { build_target "$1" & build_pid[$1]=$!; }
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
