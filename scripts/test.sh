@@ -39,5 +39,5 @@ echo "== tests: g++ -O0"
 phase "tests: g++ -O0" bash -c "cd build/gcc-debug && ctest -j $jobs --output-on-failure"
 echo "== tests: clang++ -O2 (with the cross-build comparison against g++ -O0)"
 phase "tests: clang++ -O2" bash -c "cd build/clang-release && ctest -j $jobs --output-on-failure"
-echo "== cross-architecture check: the same hashes on i686, aarch64, riscv64 and s390x"
+echo "== cross-architecture check: the same hashes on s390x, riscv64, aarch64 and i686"
 phase "cross-architecture check" env LOCKSTEP_NATIVE="$PWD/build/clang-release/tools/lockstep" ./scripts/cross-check.sh
