@@ -34,6 +34,9 @@ using lockstep::testing::k_lockstep;
 namespace {
 
 const std::regex k_final_line("tick [0-9]+ hash [0-9a-f]{16}");
+/// The tick rate of the sessions whose subject is not pacing: twice the default 60 Hz, so they
+/// take half the time (the figures of bytes and delay are measured at the default).
+const char* const k_fast_rate = "120";
 /// Printed by a test that could not run here; tests/CMakeLists.txt makes ctest report it skipped.
 const std::string k_skipped = "lockstep-test-skipped: ";
 
@@ -184,18 +187,19 @@ TEST_CASE("needs IPv6: a peer and a spectator on ::1 and a peer on 127.0.0.1 agr
 TEST_CASE("the same session through 20% loss, 10% duplication, 10% reordering and 40±20 ms",
           "[net][processes][netsim]") {
   TempDir dir;
-  const std::vector<std::string> host_netsim = {"--netsim", "loss=0.2,dup=0.1,reorder=0.1,delay=40,jitter=20,seed=9"};
+  const std::vector<std::string> host_netsim = {"--netsim", "loss=0.2,dup=0.1,reorder=0.1,delay=40,jitter=20,seed=9",
+                                                "--tick-rate", k_fast_rate};
   const std::vector<std::string> peer_netsim = {"--netsim", "loss=0.2,dup=0.1,reorder=0.1,delay=40,jitter=20,seed=1"};
   const std::vector<ProcessResult> results = five_participants(dir, "600", host_netsim, peer_netsim);
   check_agreement(dir, results, "600");
   CHECK_THAT(results.front().out, Catch::Contains("simulated loss"));
-  // The delay adapts by default: a round trip of at least 80 ms is at least 5 ticks, plus the margin,
-  // and every player learnt it.
+  // The delay adapts by default: at 120 Hz a round trip of 80 ms is 9.6 ticks, and a tick of margin
+  // makes 11 (10 leaves room for the jitter), and every player learnt it.
   CHECK_THAT(results.front().out, Catch::Contains("host: input delay "));
   for (const char* name : {"host.json", "peer1.json", "peer2.json", "peer3.json"}) {
     const std::string json = read_file(dir.file(name));
     INFO(name << ": " << json);
-    CHECK(json_number(json, "input_delay") >= 6);
+    CHECK(json_number(json, "input_delay") >= 10);
     CHECK_THAT(json, Catch::Contains("\"input_delay_changes\": [{\"tick\": "));
   }
 }
@@ -206,7 +210,7 @@ TEST_CASE("a spectator arriving a second into a session starts from the host's s
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
-  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "2", "--bot", "--ticks", "480"});
+  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "2", "--bot", "--ticks", "480", "--tick-rate", k_fast_rate});
   REQUIRE(host.wait_for("host: session"));
   RunningProcess peer(k_lockstep, {"join", at, "--bot"});
   REQUIRE(host.wait_for("net: tick"));  // a second into the session
@@ -237,8 +241,8 @@ TEST_CASE("a peer killed mid-game is gone for the others, one that leaves on SIG
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
-  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "4", "--bot", "--ticks", "600",
-                                   "--notify-ms", "300", "--timeout-ms", "1000"});
+  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "4", "--bot", "--ticks", "600", "--tick-rate",
+                                   k_fast_rate, "--notify-ms", "300", "--timeout-ms", "1000"});
   REQUIRE(host.wait_for("host: session"));
   RunningProcess stays(k_lockstep, {"join", at, "--bot"});
   RunningProcess victim(k_lockstep, {"join", at, "--bot"});
@@ -329,7 +333,7 @@ TEST_CASE("a session started with two of three: a peer killed at tick 400 comes 
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
   RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "3", "--start-with", "2", "--bot", "--ticks",
-                                   "1200", "--timeout-ms", "3000", "--record", dir.file("host.lsr")});
+                                   "1200", "--tick-rate", k_fast_rate, "--timeout-ms", "3000", "--record", dir.file("host.lsr")});
   REQUIRE(host.wait_for("host: session"));
   const std::string key = dir.file("peer.key");
   std::optional<RunningProcess> first(std::in_place, k_lockstep,
@@ -392,8 +396,8 @@ TEST_CASE("with --on-desync resync a peer perturbed at tick 300 is resynced: eve
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
-  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "3", "--bot", "--ticks", "900", "--on-desync",
-                                   "resync", "--evidence-dir", dir.path()});
+  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "3", "--bot", "--ticks", "900", "--tick-rate",
+                                   k_fast_rate, "--on-desync", "resync", "--evidence-dir", dir.path()});
   REQUIRE(host.wait_for("host: session"));
   RunningProcess honest(k_lockstep, {"join", at, "--bot", "--evidence-dir", dir.path()});
   RunningProcess perturbed(k_lockstep, {"join", at, "--bot", "--debug-perturb-tick", "300", "--evidence-dir", dir.path(),
@@ -435,7 +439,7 @@ TEST_CASE("hostile datagrams sent at a real host during a session are dropped an
   TempDir dir;
   const std::uint16_t port = free_udp_port();
   RunningProcess host(k_lockstep, {"host", "--port", std::to_string(port), "--players", "2", "--bot", "--ticks", "360",
-                                   "--stats-json", dir.file("host.json")});
+                                   "--tick-rate", k_fast_rate, "--stats-json", dir.file("host.json")});
   REQUIRE(host.wait_for("host: session"));
   RunningProcess peer(k_lockstep, {"join", "127.0.0.1:" + std::to_string(port), "--bot"});
   REQUIRE(host.wait_for("every slot is filled"));
