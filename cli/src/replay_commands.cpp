@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 
 #include "lockstep/cli/numbers.hpp"
 #include "lockstep/cli/shard.hpp"
@@ -151,8 +152,11 @@ void report_diff(const replay::DiffResult& result, std::size_t max_fields, std::
 CLI::App* add_regress_options(CLI::App& app, RegressOptions& options) {
   CLI::App* cmd = app.add_subcommand(
       "regress", "Run the regression cases in a folder headless (replay files, and golden cases) and compare every held hash");
-  cmd->add_option("dir", options.dir,
-                  "Folder of cases (default: " + options.dir + " under the current directory)");
+  cmd->add_option("paths", options.paths,
+                  "Folders of cases, searched recursively, and case files (default: " + std::string(k_default_golden_dir) +
+                      " under the current directory)");
+  cmd->add_option("--manifest", options.manifest,
+                  "Also run the cases FILE lists, one path a line (relative to FILE's folder; # starts a comment)");
   cmd->add_flag("--update", options.update,
                 "Re-run every golden case and rewrite its hashes (and record bot inputs where asked); "
                 "replay files are verified, never rewritten");
@@ -205,33 +209,85 @@ RegressResult report_regress_replay(const std::string& name, const Result<replay
   return RegressResult::passed;
 }
 
-void regress_folder(const RegressOptions& options, const CaseRunner& run_case, int* exit_code) {
+Result<std::vector<RegressCase>> find_regress_cases(const RegressOptions& options) {
   namespace fs = std::filesystem;
+  std::vector<RegressCase> cases;
   std::error_code error;
-  if (!fs::is_directory(options.dir, error)) {
-    if (options.dir == k_default_golden_dir) {
-      throw CommandError{"no golden cases in ./" + std::string(k_default_golden_dir) +
-                         ": run from a lockstep checkout, or name the folder (regress DIR)"};
+  const auto add_path = [&](const fs::path& path, const std::string& shown) -> Status {
+    if (fs::is_directory(path, error)) {
+      // Recursively, regular files only (links to folders are not followed), each named by its
+      // path relative to the folder.
+      for (fs::recursive_directory_iterator it(path, error), end; !error && it != end; it.increment(error)) {
+        if (it->is_regular_file(error)) cases.push_back({it->path(), fs::relative(it->path(), path, error).generic_string()});
+      }
+      if (error) return fail("cannot read the folder '", shown, "': ", error.message());
+      return {};
     }
-    throw CommandError{"'" + options.dir + "' is not a directory"};
+    if (fs::is_regular_file(path, error)) {
+      cases.push_back({path, shown});
+      return {};
+    }
+    return fail("'", shown, "' is neither a folder nor a file");
+  };
+  std::vector<std::string> paths = options.paths;
+  if (paths.empty() && options.manifest.empty()) {
+    if (!fs::is_directory(k_default_golden_dir, error)) {
+      return fail("no golden cases in ./", k_default_golden_dir, ": run from a lockstep checkout, or name the cases (regress DIR|FILE...)");
+    }
+    paths.push_back(k_default_golden_dir);
   }
+  for (const std::string& p : paths) {
+    if (Status added = add_path(p, p); !added) return added.error();
+  }
+  if (!options.manifest.empty()) {
+    Result<std::vector<std::byte>> bytes = replay::read_regular_file(options.manifest, std::size_t{16} << 20);
+    if (!bytes) return bytes.error();
+    std::istringstream in(std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+    const fs::path base = fs::path(options.manifest).parent_path();
+    std::size_t number = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++number;
+      if (const std::size_t hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+      while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.pop_back();
+      while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.erase(0, 1);
+      if (line.empty()) continue;
+      const fs::path path = fs::path(line).is_absolute() ? fs::path(line) : base / line;
+      if (!fs::is_regular_file(path, error)) {
+        return fail("'", options.manifest, "' line ", number, ": '", line, "' is not a case file");
+      }
+      cases.push_back({path, line});
+    }
+  }
+  std::sort(cases.begin(), cases.end(), [](const RegressCase& a, const RegressCase& b) { return a.name < b.name; });
+  for (std::size_t i = 1; i < cases.size(); ++i) {
+    if (cases[i].name != cases[i - 1].name) continue;
+    if (fs::equivalent(cases[i].path, cases[i - 1].path, error)) continue;  // named twice: run once, below
+    return fail("two cases are named '", cases[i].name, "' (", cases[i - 1].path.string(), " and ", cases[i].path.string(), ")");
+  }
+  cases.erase(std::unique(cases.begin(), cases.end(), [](const RegressCase& a, const RegressCase& b) { return a.name == b.name; }),
+              cases.end());
+  return cases;
+}
+
+void run_regress(const RegressOptions& options, const CaseRunner& run_case, int* exit_code) {
+  Result<std::vector<RegressCase>> found = find_regress_cases(options);
+  if (!found) throw CommandError{found.error().message};
   const std::optional<ShardChoice> shard = choose_shard(options.shard);
-  std::vector<fs::path> cases;
-  bool any = false;  // a file at all, in this shard or another
-  for (const fs::directory_entry& entry : fs::directory_iterator(options.dir, error)) {
-    any = true;
-    if (!shard || in_shard(entry.path().filename().generic_string(), shard->shard)) cases.push_back(entry.path());
-  }
-  std::sort(cases.begin(), cases.end());
   int counts[3] = {0, 0, 0};
-  for (const fs::path& path : cases) {
+  for (const RegressCase& c : *found) {
+    if (shard && !in_shard(c.name, shard->shard)) continue;
     RegressResult result = RegressResult::unreadable;
-    if (!run_case(path, options.update, &result)) continue;
+    if (!run_case(c, options.update, &result)) continue;
     ++counts[static_cast<int>(result)];
     std::fflush(stdout);
   }
   const auto [passed, failed, broken] = counts;
-  if (passed + failed + broken == 0 && (!shard || !any)) throw CommandError{"no regression cases in '" + options.dir + "'"};
+  if (passed + failed + broken == 0 && (!shard || found->empty())) {
+    const std::string named = options.paths.size() == 1 && options.manifest.empty() ? options.paths[0]
+                              : options.paths.empty() && options.manifest.empty()  ? std::string(k_default_golden_dir)
+                                                                                    : std::string("the paths named");
+    throw CommandError{"no regression cases in '" + named + "'"};
+  }
   std::printf("%d %s, %d failed%s\n", passed, options.update ? "updated" : "passed", failed,
               broken > 0 ? (", " + std::to_string(broken) + " unreadable").c_str() : "");
   *exit_code = broken > 0 ? k_exit_usage : failed > 0 ? k_exit_failed : k_exit_ok;

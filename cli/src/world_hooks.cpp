@@ -155,8 +155,7 @@ void Hooks<World>::perturb(World& world) {
   world.set_velocity(body, {v.x + 1e-6, v.y});
 }
 
-RegressResult Hooks<World>::regress_case(const std::filesystem::path& path, bool update) {
-  const std::string name = path.stem().string();
+RegressResult Hooks<World>::regress_case(const std::filesystem::path& path, const std::string& name, bool update) {
   Result<std::vector<std::byte>> bytes = replay::read_regular_file(path.string(), replay::k_max_golden_file_bytes);
   Result<replay::GoldenCase> golden =
       bytes ? replay::parse_golden(std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size()), name)

@@ -36,11 +36,12 @@
 ///   static MySim::Input input_from_keys(std::uint8_t keys);
 ///   // Commands of its own (the built-in world's `lab`).
 ///   static void add_commands(CLI::App& app, int* exit_code);
-///   // Regression cases of its own kind in `regress DIR` (besides replay files, which every
+///   // Regression cases of its own kind in `regress` (besides replay files, which every
 ///   // simulation gets): files ending in this extension are run by `regress_case`, which prints
-///   // one PASS/FAIL/updated line and returns what it found.
+///   // one PASS/FAIL/updated line naming the case `name` (its path as regress found it, without
+///   // the extension) and returns what it found.
 ///   static constexpr std::string_view k_case_extension = ".golden";
-///   static RegressResult regress_case(const std::filesystem::path& path, bool update);
+///   static RegressResult regress_case(const std::filesystem::path& path, const std::string& name, bool update);
 /// };
 /// ```
 ///
@@ -136,9 +137,9 @@ typename S::Input input_from_keys(std::uint8_t keys) {
 }
 
 template <class S>
-concept HasCaseKind = requires(const std::filesystem::path& path) {
+concept HasCaseKind = requires(const std::filesystem::path& path, const std::string& name) {
   { Hooks<S>::k_case_extension } -> std::convertible_to<std::string_view>;
-  { Hooks<S>::regress_case(path, true) } -> std::same_as<RegressResult>;
+  { Hooks<S>::regress_case(path, name, true) } -> std::same_as<RegressResult>;
 };
 
 /// The configuration options of `run` and `host`: the hooks' own, or none.

@@ -313,7 +313,9 @@ void diff_command(const DiffOptions& options, int* exit_code) {
 inline constexpr const char* k_default_golden_dir = "tests/golden";
 
 struct RegressOptions {
-  std::string dir = k_default_golden_dir;
+  /// Folders (searched recursively) and case files; none: k_default_golden_dir.
+  std::vector<std::string> paths;
+  std::string manifest;  ///< a file listing case paths, one a line
   bool update = false;
   std::string shard;  ///< "I/N", or empty: the environment's shard, or every case
 };
@@ -325,16 +327,27 @@ CLI::App* add_regress_options(CLI::App& app, RegressOptions& options);
 RegressResult report_regress_replay(const std::string& name, const Result<replay::PlayOutcome>& outcome,
                                     const std::optional<replay::Desync>& desync, std::uint64_t ticks);
 
-/// Runs a case when it is of a kind `run_case` knows (returns whether it was).
-using CaseRunner = std::function<bool(const std::filesystem::path& path, bool update, RegressResult* result)>;
+/// A case `regress` found: its file, and its name (its path relative to the folder it was found
+/// in, or as named on the command line or in the manifest), which orders the output and picks
+/// its shard.
+struct RegressCase {
+  std::filesystem::path path;
+  std::string name;
+};
 
-/// `regress`: every case in the folder (or in its shard), in name order, then the summary line.
-void regress_folder(const RegressOptions& options, const CaseRunner& run_case, int* exit_code);
+/// Every case the options name, in name order; fails on a path that is neither a folder nor a
+/// file, on a manifest that is not one, and on two cases of one name.
+Result<std::vector<RegressCase>> find_regress_cases(const RegressOptions& options);
+
+/// Runs a case when it is of a kind `run_case` knows (returns whether it was).
+using CaseRunner = std::function<bool(const RegressCase& c, bool update, RegressResult* result)>;
+
+/// `regress`: every case (or every case of its shard), in name order, then the summary line.
+void run_regress(const RegressOptions& options, const CaseRunner& run_case, int* exit_code);
 
 /// A replay file as a regression case: every recorded hash must hold.
 template <class Sims>
-RegressResult regress_replay(const std::filesystem::path& path) {
-  const std::string name = path.filename().string();
+RegressResult regress_replay(const std::filesystem::path& path, const std::string& name) {
   Result<replay::ReplayFile> file = replay::read_replay_file(path.string());
   if (!file) {
     std::fprintf(stderr, "error: %s\n", file.error().message.c_str());
@@ -360,22 +373,23 @@ RegressResult regress_replay(const std::filesystem::path& path) {
 template <class Sims>
 void regress_command(const RegressOptions& options, int* exit_code) {
   // Replay files are cases for every simulation; a simulation's hooks may add a kind of its own.
-  auto run_case = [](const std::filesystem::path& path, bool update, RegressResult* result) {
-    if (path.extension() == ".lsr") {
-      *result = regress_replay<Sims>(path);
+  auto run_case = [](const RegressCase& c, bool update, RegressResult* result) {
+    if (c.path.extension() == ".lsr") {
+      *result = regress_replay<Sims>(c.path, c.name);
       return true;
     }
     return Sims::any([&]<class S>() {
       if constexpr (HasCaseKind<S>) {
-        if (path.extension() != Hooks<S>::k_case_extension) return false;
-        *result = Hooks<S>::regress_case(path, update);
+        if (c.path.extension() != Hooks<S>::k_case_extension) return false;
+        const std::string_view extension = Hooks<S>::k_case_extension;
+        *result = Hooks<S>::regress_case(c.path, c.name.substr(0, c.name.size() - extension.size()), update);
         return true;
       } else {
         return false;
       }
     });
   };
-  regress_folder(options, run_case, exit_code);
+  run_regress(options, run_case, exit_code);
 }
 
 // --- registration ----------------------------------------------------------------------------
