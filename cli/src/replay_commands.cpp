@@ -215,10 +215,11 @@ Result<std::vector<RegressCase>> find_regress_cases(const RegressOptions& option
   std::error_code error;
   const auto add_path = [&](const fs::path& path, const std::string& shown) -> Status {
     if (fs::is_directory(path, error)) {
-      // Recursively, regular files only (links to folders are not followed), each named by its
-      // path relative to the folder.
+      // Recursively (links to folders are not followed), every entry that is not a folder, each
+      // named by its path relative to the folder: a case that is no regular file (a FIFO, a
+      // device) is refused by its reader, not passed over.
       for (fs::recursive_directory_iterator it(path, error), end; !error && it != end; it.increment(error)) {
-        if (it->is_regular_file(error)) cases.push_back({it->path(), fs::relative(it->path(), path, error).generic_string()});
+        if (!it->is_directory(error)) cases.push_back({it->path(), fs::relative(it->path(), path, error).generic_string()});
       }
       if (error) return fail("cannot read the folder '", shown, "': ", error.message());
       return {};
