@@ -29,7 +29,8 @@ install(FILES "${PROJECT_BINARY_DIR}/lockstepConfig.cmake" "${PROJECT_BINARY_DIR
               "${PROJECT_SOURCE_DIR}/cmake/LockstepDependencies.cmake"
         DESTINATION "${LOCKSTEP_CMAKE_DIR}")
 
-# pkg-config, for builds without CMake: lib/pkgconfig/lockstep.pc (cereal and Boost are headers
+# pkg-config, for builds without CMake: lib/pkgconfig/lockstep.pc (libsodium through its own
+# lockstep.pc requires, since the libraries are static; cereal and Boost are headers
 # the system compiler finds; xxHash is compiled into lockstep_engine).
 set(LOCKSTEP_PC_DETERMINISM_FLAGS "-ffp-contract=off")
 if(LOCKSTEP_TARGET_IS_X86_32)

@@ -57,16 +57,64 @@ if [ -z "${LOCKSTEP_NATIVE:-}" ]; then
 fi
 [ -x "$native" ] || { echo "error: no native lockstep at $native" >&2; exit 2; }
 
+# libsodium for each target, built from Debian 12's own source (the release tarball and Debian's
+# patches, checked against the checksums of Debian's libsodium_1.0.18-1+deb12u1.dsc): Debian has
+# no riscv64 packages in this release, and one way for every target keeps the four alike.
+sodium_pool=http://deb.debian.org/debian/pool/main/libs/libsodium
+sodium_files=(
+  "libsodium_1.0.18.orig.tar.gz d59323c6b712a1519a5daf710b68f5e7fde57040845ffec53850911f10a5d4f4"
+  "libsodium_1.0.18-1+deb12u1.debian.tar.xz f410474e46346b06b162defa05b1be26906aeed6cf309e3d4ebe30b4d1350733"
+)
+fetch_sodium() {  # -> build/cross/sodium-src, patched
+  local dir=build/cross/sodium-download entry name sum
+  [ -f build/cross/sodium-src/.patched ] && return 0
+  mkdir -p "$dir"
+  for entry in "${sodium_files[@]}"; do
+    name=${entry% *} sum=${entry#* }
+    if ! echo "$sum  $dir/$name" | sha256sum -c --quiet 2>/dev/null; then
+      curl -fsS -o "$dir/$name" "$sodium_pool/${name//+/%2B}" ||
+        { echo "error: cannot download $name from $sodium_pool" >&2; exit 2; }
+      echo "$sum  $dir/$name" | sha256sum -c --quiet ||
+        { echo "error: $name does not have the checksum Debian's .dsc gives" >&2; exit 2; }
+    fi
+  done
+  rm -rf build/cross/sodium-src && mkdir -p build/cross/sodium-src
+  tar -xzf "$dir/${sodium_files[0]% *}" -C build/cross/sodium-src --strip-components=1
+  tar -xJf "$dir/${sodium_files[1]% *}" -C build/cross/sodium-src
+  while read -r patch; do
+    [ -n "$patch" ] && patch -s -d build/cross/sodium-src -p1 <"build/cross/sodium-src/debian/patches/$patch"
+  done <build/cross/sodium-src/debian/patches/series
+  # The release is Git's tree, without its configure script: made here, as Debian's build does.
+  (cd build/cross/sodium-src && autoreconf -fi >/dev/null 2>&1) ||
+    { echo "error: cannot make libsodium's configure script (autoconf, automake, libtool)" >&2; exit 2; }
+  touch build/cross/sodium-src/.patched
+}
+
+build_sodium() {  # arch -> build/cross/<arch>/sodium (static, with its pkg-config file)
+  local arch=$1 prefix=$root/build/cross/$1/sodium work=$root/build/cross/$1/sodium-build
+  [ -f "$prefix/lib/pkgconfig/libsodium.pc" ] && return 0
+  local host=$arch-linux-gnu
+  rm -rf "$work" && mkdir -p "$work"
+  (cd "$work" && "$root/build/cross/sodium-src/configure" --host="$host" --prefix="$prefix" --disable-shared \
+     --enable-static --with-pic CC="$host-gcc-12" CFLAGS="-O2" && make -j "$(nproc)" install)
+}
+
 build_target() {  # arch -> build/cross/<arch>/tools/lockstep
   local arch=$1 dir=build/cross/$1
   mkdir -p "$dir"
+  if ! build_sodium "$arch" >"$dir/sodium.log" 2>&1; then
+    tail -n 20 "$dir/sodium.log" >&2
+    echo "error: libsodium for $arch failed to build; see $dir/sodium.log" >&2
+    exit 2
+  fi
   rm -f "$dir/CMakeCache.txt"  # the toolchain file is read only when the cache is new
   echo "cross-check: building lockstep for $arch ($dir)" >&2
   # A unity build: each module's sources compiled as one, which halves the time (the headers are
   # parsed once per module, not once per file). The hashes must not care, and they are compared.
   # Without the viewer's server (Boost.Beast, a quarter of the build), which hashes nothing.
-  if ! { cmake -S . -B "$dir" --toolchain "$root/cmake/toolchains/$arch-linux-gnu.cmake" \
-           -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_WERROR=ON \
+  if ! { PKG_CONFIG_LIBDIR=$root/$dir/sodium/lib/pkgconfig PKG_CONFIG_PATH='' \
+         cmake -S . -B "$dir" --toolchain "$root/cmake/toolchains/$arch-linux-gnu.cmake" \
+           "-DLOCKSTEP_CROSS_PREFIX=$root/$dir/sodium" -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_WERROR=ON \
            -DLOCKSTEP_VIEW_SERVER=OFF &&
          cmake --build "$dir" -j "$(nproc)" --target lockstep; } >"$dir/build.log" 2>&1; then
     tail -n 20 "$dir/build.log" >&2
@@ -177,7 +225,7 @@ check_view_absent() {  # the targets are built without the viewer's server, and 
 compare_session() {  # a native host and a target peer over loopback UDP
   local port; port=$(free_port)
   local session=(--players 2 --bot --ticks 600 --scene arena --bodies 100 --seed 6)
-  timeout 300 "$native" host --port "$port" "${session[@]}" >"$work/host.out" 2>&1 &
+  timeout 300 "$native" host --port "$port" --open "${session[@]}" >"$work/host.out" 2>&1 &
   local host=$!
   sleep 0.3  # the host binds first; a joiner that comes early retries its hello anyway
   "${target[@]}" join "127.0.0.1:$port" --bot >"$work/peer.out" 2>&1 || true
@@ -237,6 +285,7 @@ check_float_rules() {  # prints nothing when the rules hold, else what broke
 
 # Each target is built while the one before it is compared (the comparisons run one program at a
 # time, the build keeps the other core busy).
+fetch_sodium
 declare -A build_pid=()
 start_build() { build_target "$1" & build_pid[$1]=$!; }
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT

@@ -21,10 +21,14 @@ echo "== A networked lockstep session on 127.0.0.1:$port: a host and three bot p
 echo "   the arena with 1,000 circles; every process records its own replay. Output: $work"
 "$lockstep" host --port "$port" --players 4 --bot --ticks "$ticks" --record "$work/host.lsr" >"$work/host.out" 2>&1 &
 host=$!
-sleep 0.3
+# The host prints its invite code before it waits; only its holders get in (every datagram is
+# encrypted and authenticated). The code goes to the peers in a file, off the process list.
+for _ in $(seq 100); do grep -q '^invite ' "$work/host.out" 2>/dev/null && break; sleep 0.05; done
+sed -n 's/^invite //p' "$work/host.out" >"$work/invite"
+[ -s "$work/invite" ] || { echo "error: the host printed no invite code; see $work/host.out" >&2; exit 1; }
 peers=()
 for p in 1 2 3; do
-  "$lockstep" join "127.0.0.1:$port" --bot --record "$work/peer$p.lsr" >"$work/peer$p.out" 2>&1 &
+  "$lockstep" join "127.0.0.1:$port" --invite-file "$work/invite" --bot --record "$work/peer$p.lsr" >"$work/peer$p.out" 2>&1 &
   peers+=($!)
 done
 status=0

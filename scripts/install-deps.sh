@@ -11,9 +11,11 @@ packages=(
   libxxhash-dev                  # XXH3 state hashes
   catch2                         # tests (v2.13)
   libcli11-dev                   # command-line parsing
+  libsodium-dev                  # sealing every datagram of a session
   libbenchmark-dev               # benchmark program
   g++-12-i686-linux-gnu g++-12-aarch64-linux-gnu g++-12-riscv64-linux-gnu g++-12-s390x-linux-gnu
   qemu-user                      # scripts/cross-check.sh: the same hashes on four other architectures
+  curl autoconf automake libtool # scripts/cross-check.sh: Debian's libsodium source, built for each
   chromium                       # tests/browser: the viewer's page in a real headless browser
 )
 

@@ -1,14 +1,19 @@
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <random>
+#include <optional>
 
 #include "lockstep/cli/command.hpp"
 #include "lockstep/cli/detail/net_flags.hpp"
 #include "lockstep/cli/numbers.hpp"
+#include "lockstep/net/credential_files.hpp"
 #include "lockstep/net/host_port.hpp"
+#include "lockstep/net/invite_code.hpp"
+#include "lockstep/net/packet_protection.hpp"
 #include "lockstep/net/reconnect_key.hpp"
+#include "lockstep/replay/regular_file.hpp"
 
 namespace lockstep::cli::detail {
 namespace {
@@ -75,6 +80,14 @@ void add_host_options(CLI::App* cmd, HostFlags& o, const NetHooks& hooks) {
   cmd->add_option("--wait-timeout", o.wait_timeout_s,
                   "Give up (exit 3) when the slots are not filled within SECONDS (default: wait forever)")
       ->check(whole_number(1, 86'400));
+  CLI::Option* open = cmd->add_flag(
+      "--open", o.open,
+      "Admit anyone who completes the handshake (a LAN, a test): still encrypted, but nothing authenticates either "
+      "side. Without it or --token-key the host prints invite codes and admits only their holders");
+  cmd->add_option("--token-key", o.token_key_file,
+                  "Admit only holders of unexpired connect tokens minted with this key (lockstep keygen, lockstep token)")
+      ->excludes(open);
+  cmd->add_option("--host-id", o.host_id, "The host id the tokens must name (default 0)")->check(whole_number());
   add_session_options(cmd, o.session, true, hooks);
 }
 
@@ -85,7 +98,50 @@ void add_join_options(CLI::App* cmd, JoinFlags& o, net::Role role, const NetHook
                     "Reconnect key: written after the welcome; if FILE exists, reclaim the slot it names (after a "
                     "crash or a dropped network) and go on from the host's state");
   }
+  CLI::Option* invite = cmd->add_option(
+      "--invite", o.invite,
+      std::string("The invite code the host printed (its ") + (role == net::Role::player ? "invite" : "spectate-invite") +
+          " line); without one, only a host started with --open admits this joiner");
+  CLI::Option* invite_file =
+      cmd->add_option("--invite-file", o.invite_file, "Read the invite code from FILE (keeps it off the process list)")
+          ->excludes(invite);
+  cmd->add_option("--token", o.token_file, "Join with the connect token in FILE (lockstep token), for a host started with --token-key")
+      ->excludes(invite)
+      ->excludes(invite_file);
   add_session_options(cmd, o.session, role == net::Role::player, hooks);
+}
+
+namespace {
+
+/// The invite of `--invite` or `--invite-file`, checked against the role it is used for.
+std::optional<net::Invite> invite_of(const JoinFlags& o, net::Role role) {
+  std::string code = o.invite;
+  if (!o.invite_file.empty()) {
+    Result<std::vector<std::byte>> bytes = replay::read_regular_file(o.invite_file, 4096);
+    if (!bytes) throw CommandError{bytes.error().message};
+    code.assign(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  }
+  if (code.empty()) return std::nullopt;
+  Result<net::Invite> invite = net::parse_invite_code(code);
+  if (!invite) throw CommandError{invite.error().message};
+  if (invite->role != role) {
+    throw CommandError{role == net::Role::player ? "this is a spectator's invite code: use it with lockstep spectate"
+                                                 : "this is a player's invite code: use it with lockstep join"};
+  }
+  return invite.value();
+}
+
+}  // namespace
+
+std::vector<std::string> invite_lines(const net::HostCredentials& credentials, const net::PublicKey& host_key) {
+  std::vector<std::string> lines;
+  if (credentials.player_invite) {
+    lines.push_back("invite " + net::invite_code({net::Role::player, host_key, *credentials.player_invite}));
+  }
+  if (credentials.spectator_invite) {
+    lines.push_back("spectate-invite " + net::invite_code({net::Role::spectator, host_key, *credentials.spectator_invite}));
+  }
+  return lines;
 }
 
 net::HostConfig host_config(const HostFlags& o) {
@@ -106,8 +162,28 @@ net::HostConfig host_config(const HostFlags& o) {
   host.wait_timeout = std::chrono::seconds(o.wait_timeout_s);
   host.record = o.session.record;
   host.evidence_dir = o.session.evidence_dir;
-  host.secret = random_u64() | 1;
-  host.random = random_u64;
+  if (!net::crypto_ready()) throw CommandError{"libsodium cannot start here (no source of randomness)", k_exit_network};
+  host.secret = net::random_u64() | 1;
+  host.random = &net::random_u64;
+  if (o.open) {
+    host.credentials.open = true;
+  } else if (!o.token_key_file.empty()) {
+    Result<net::TokenKey> key = net::read_token_key(o.token_key_file);
+    if (!key) throw CommandError{key.error().message};
+    host.credentials.token_key = key.value();
+    host.credentials.host_id = o.host_id;
+    host.credentials.unix_seconds = [] {
+      return static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+    };
+  } else {
+    // Fresh secrets for this run's invite codes, printed before the host waits.
+    net::CredentialSecret player{}, spectator{};
+    net::random_bytes(player);
+    net::random_bytes(spectator);
+    host.credentials.player_invite = player;
+    host.credentials.spectator_invite = spectator;
+  }
   return host;
 }
 
@@ -120,7 +196,31 @@ net::JoinConfig join_config(const JoinFlags& o, net::Role role) {
   join.timeout_after = std::chrono::milliseconds(o.session.timeout_ms);
   join.record = o.session.record;
   join.evidence_dir = o.session.evidence_dir;
-  join.nonce = random_u64() | 1;
+  if (!net::crypto_ready()) throw CommandError{"libsodium cannot start here (no source of randomness)", k_exit_network};
+  join.nonce = net::random_u64() | 1;
+  join.random = &net::random_u64;
+  if (const std::optional<net::Invite> invite = invite_of(o, role)) {
+    join.credential.kind = net::CredentialKind::invite;
+    join.credential.secret = invite->secret;
+    join.credential.host_key = invite->host_key;
+  }
+  if (!o.token_file.empty()) {
+    Result<net::ConnectToken> token = net::read_connect_token(o.token_file);
+    if (!token) throw CommandError{token.error().message};
+    if (token->grant.role != role) {
+      throw CommandError{role == net::Role::player ? "this is a spectator's token: use it with lockstep spectate"
+                                                   : "this is a player's token: use it with lockstep join"};
+    }
+    const auto now = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+    if (now >= token->grant.expires) {
+      throw CommandError{"the token in '" + o.token_file + "' expired " + std::to_string(now - token->grant.expires) +
+                         " s ago by this machine's clock"};
+    }
+    join.credential.kind = net::CredentialKind::token;
+    join.credential.secret = token->secret;
+    join.credential.token = token->blob;
+  }
   std::error_code missing;
   if (!o.key_file.empty() && std::filesystem::exists(o.key_file, missing)) {
     Result<net::Reclaim> key = net::read_reconnect_key(o.key_file);
@@ -135,11 +235,6 @@ net::NetSimConfig netsim_of(const SessionFlags& o) {
   Result<net::NetSimConfig> netsim = net::parse_netsim(o.netsim);
   if (!netsim) throw CommandError{netsim.error().message};
   return netsim.value();
-}
-
-std::uint64_t random_u64() {
-  std::random_device device;  // tokens and cookies must not be guessable; not simulation state
-  return (static_cast<std::uint64_t>(device()) << 32) ^ device();
 }
 
 void print_line(const std::string& line) {

@@ -6,12 +6,13 @@
 
 #include <chrono>
 #include <cstdio>
-#include <random>
 #include <thread>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <lockstep/net/host_port.hpp>
+#include <lockstep/net/invite_code.hpp>
+#include <lockstep/net/packet_protection.hpp>
 #include <lockstep/net/session.hpp>
 #include <lockstep/net/session_driver.hpp>
 #include <lockstep/net/udp_socket.hpp>
@@ -23,11 +24,6 @@ namespace {
 
 using lockstep::net::Instant;
 using Session = lockstep::net::Session<Duel>;
-
-std::uint64_t random_u64() {
-  std::random_device device;  // session tokens: unguessable, and no part of the game's state
-  return (std::uint64_t{device()} << 32) ^ device();
-}
 
 void print_score(const Duel& game, std::uint64_t tick) {
   const Body& red = game.player(0);
@@ -125,15 +121,22 @@ int serve(const GameOptions& options) {
   host.end_tick = options.ticks;
   host.input_delay = 3;
   host.record = options.record;
-  host.secret = random_u64() | 1;
-  host.random = random_u64;
+  // Keys and cookies from libsodium's source: unguessable, and no part of the game's state. Only
+  // the holder of the invite this host prints gets in.
+  host.secret = lockstep::net::random_u64() | 1;
+  host.random = &lockstep::net::random_u64;
+  lockstep::net::CredentialSecret invite{};
+  lockstep::net::random_bytes(invite);
+  host.credentials.player_invite = invite;
   boost::asio::io_context io;
   auto socket = lockstep::net::UdpSocket::bind(io, options.port, {});
   if (!socket) return std::fprintf(stderr, "error: %s\n", socket.error().message.c_str()), 3;
   const lockstep::net::RealClock clock;
   auto session = Session::host(Config{}, options.seed, host, clock.now());
   if (!session) return std::fprintf(stderr, "error: %s\n", session.error().message.c_str()), 2;
+  const std::string code = lockstep::net::invite_code({lockstep::net::Role::player, session->host_protocol()->host_key(), invite});
   std::printf("duel: serving on UDP port %u; you are red, waiting for blue\n", socket.value()->local_endpoint().port());
+  std::printf("duel: invite %s\n", code.c_str());
   std::fflush(stdout);
   return play(session.value(), *socket.value(), io);
 }
@@ -144,7 +147,13 @@ int connect(const GameOptions& options) {
   lockstep::net::JoinConfig join;
   join.host = at.value();
   join.record = options.record;
-  join.nonce = random_u64() | 1;
+  lockstep::Result<lockstep::net::Invite> invite = lockstep::net::parse_invite_code(options.invite);
+  if (!invite) return std::fprintf(stderr, "error: %s\n", invite.error().message.c_str()), 2;
+  join.nonce = lockstep::net::random_u64() | 1;
+  join.random = &lockstep::net::random_u64;
+  join.credential.kind = lockstep::net::CredentialKind::invite;
+  join.credential.secret = invite->secret;
+  join.credential.host_key = invite->host_key;
   boost::asio::io_context io;
   auto socket = lockstep::net::UdpSocket::open_for(io, join.host, {});
   if (!socket) return std::fprintf(stderr, "error: %s\n", socket.error().message.c_str()), 3;

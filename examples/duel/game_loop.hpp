@@ -11,6 +11,7 @@ struct GameOptions {
   std::uint64_t ticks = 1800;
   std::uint64_t seed = 1;
   std::string host;    ///< connect: HOST:PORT
+  std::string invite;  ///< connect: the invite code serve printed
   std::string record;  ///< a replay file, or ""
 };
 

@@ -26,6 +26,7 @@ struct lockstep::cli::Hooks<duel::Duel> {
     auto join = std::make_shared<duel::GameOptions>();
     CLI::App* connect = app.add_subcommand("connect", "Play a game someone serves");
     connect->add_option("host", join->host, "HOST:PORT of the game")->required();
+    connect->add_option("--invite", join->invite, "The invite code `duel serve` printed")->required();
     connect->add_option("--record", join->record, "Record the game as a replay file");
     connect->callback([join, exit_code] { *exit_code = duel::connect(*join); });
   }

@@ -4,6 +4,9 @@
 #include <cstring>
 #include <vector>
 
+#include <sodium.h>
+
+#include "lockstep/engine/byte_io.hpp"
 #include "lockstep/engine/state_hash.hpp"
 
 namespace lockstep::net {
@@ -15,26 +18,32 @@ constexpr Duration k_cookie_epoch = std::chrono::seconds(10);
 }  // namespace
 
 Admission::Admission(std::uint64_t secret, std::function<std::uint64_t()> random, std::uint32_t players, bool relay)
-    : secret_(secret), random_(std::move(random)), players_(players), relay_(relay) {}
-
-std::optional<std::uint64_t> Admission::challenge(const Endpoint& from, const Hello& hello, Instant now) const {
-  const auto epoch = static_cast<std::uint64_t>(now / k_cookie_epoch);
-  const std::uint64_t cookie = cookie_for(from, hello.nonce, epoch);
-  if (hello.cookie == cookie || (epoch != 0 && hello.cookie == cookie_for(from, hello.nonce, epoch - 1))) {
-    return std::nullopt;
-  }
-  return cookie;
+    : secret_(secret), random_(std::move(random)), players_(players), relay_(relay) {
+  cookie_key_ = random_bytes32();  // in the body: random_u64 needs every member initialised
 }
 
-std::variant<std::uint8_t, Refusal> Admission::place(const Hello& hello, const Places& places,
-                                                     std::uint64_t session) const {
-  if (hello.role == Role::spectator && places.spectators >= k_max_spectators) {
+Admission::~Admission() { sodium_memzero(cookie_key_.data(), cookie_key_.size()); }
+
+Cookie Admission::cookie(const Endpoint& from, std::uint64_t nonce, Instant now) const {
+  return cookie_for(from, nonce, static_cast<std::uint64_t>(now / k_cookie_epoch));
+}
+
+bool Admission::cookie_holds(const Endpoint& from, std::uint64_t nonce, const Cookie& cookie, Instant now) const {
+  const auto epoch = static_cast<std::uint64_t>(now / k_cookie_epoch);
+  const auto same = [&](const Cookie& want) { return crypto_verify_16(reinterpret_cast<const unsigned char*>(cookie.data()),
+                                                                        reinterpret_cast<const unsigned char*>(want.data())) == 0; };
+  return same(cookie_for(from, nonce, epoch)) || (epoch != 0 && same(cookie_for(from, nonce, epoch - 1)));
+}
+
+std::variant<std::uint8_t, Refusal> Admission::place(Role role, const std::optional<Reclaim>& reclaim,
+                                                     const Places& places, std::uint64_t session) const {
+  if (role == Role::spectator && places.spectators >= k_max_spectators) {
     return Refusal{RefuseReason::full, "the session has all the spectators it serves"};
   }
   if (places.over) return Refusal{RefuseReason::started, "the session is over"};
-  if (hello.role == Role::spectator) return k_no_slot;
-  if (hello.reclaim) {
-    const std::uint8_t slot = reclaimable(*hello.reclaim, session);
+  if (role == Role::spectator) return k_no_slot;
+  if (reclaim) {
+    const std::uint8_t slot = reclaimable(*reclaim, session);
     if (slot == k_no_slot) return Refusal{RefuseReason::key, "the reconnect key is not for a slot of this session"};
     return slot;
   }
@@ -53,7 +62,7 @@ bool Admission::may_refuse_version(std::span<const std::byte> datagram) {
   // Bytes 0–3 keep their meaning in every version.
   static const std::size_t refusal_bytes = [] {
     std::vector<std::byte> sample;
-    write_refuse(sample, {}, {RefuseReason::version, k_protocol_version, 0, {}});
+    write_version_refusal(sample);
     return sample.size();
   }();
   return datagram.size() >= std::max<std::size_t>(4, refusal_bytes) &&
@@ -66,11 +75,14 @@ std::uint64_t Admission::random_u64() {
   return xxh3_64(std::as_bytes(std::span(keyed)));
 }
 
-std::uint32_t Admission::new_token() {
-  std::uint32_t token = 0;
-  do token = static_cast<std::uint32_t>(random_u64() >> 32);
-  while (token == 0);
-  return token;
+std::array<std::byte, 32> Admission::random_bytes32() {
+  std::array<std::byte, 32> out{};
+  std::vector<std::byte> words;
+  ByteWriter w(words);
+  for (int i = 0; i < 4; ++i) w.u64(random_u64());
+  std::copy(words.begin(), words.end(), out.begin());
+  sodium_memzero(words.data(), words.size());
+  return out;
 }
 
 void Admission::new_slot_key(std::uint8_t slot) {
@@ -78,21 +90,25 @@ void Admission::new_slot_key(std::uint8_t slot) {
   while (slot_keys_[slot] == 0);
 }
 
-std::uint64_t Admission::cookie_for(const Endpoint& from, std::uint64_t nonce, std::uint64_t epoch) const {
-  std::array<std::byte, 8 + 16 + 2 + 8 + 8> keyed{};
-  std::memcpy(keyed.data(), &secret_, 8);
+Cookie Admission::cookie_for(const Endpoint& from, std::uint64_t nonce, std::uint64_t epoch) const {
+  // The address (16 bytes: an IPv4 address in the first 4, then zeros), the port, the nonce and
+  // the epoch, little-endian, under the host's 32-byte key.
+  std::array<std::byte, 16 + 2 + 8 + 8> message{};
   if (from.address().is_v4()) {
     const auto bytes = from.address().to_v4().to_bytes();
-    std::memcpy(keyed.data() + 8, bytes.data(), bytes.size());
+    std::memcpy(message.data(), bytes.data(), bytes.size());
   } else {
     const auto bytes = from.address().to_v6().to_bytes();
-    std::memcpy(keyed.data() + 8, bytes.data(), bytes.size());
+    std::memcpy(message.data(), bytes.data(), bytes.size());
   }
-  const std::uint16_t port = from.port();
-  std::memcpy(keyed.data() + 24, &port, 2);
-  std::memcpy(keyed.data() + 26, &nonce, 8);
-  std::memcpy(keyed.data() + 34, &epoch, 8);
-  return xxh3_64(keyed) | 1;
+  for (std::size_t i = 0; i < 2; ++i) message[16 + i] = static_cast<std::byte>(from.port() >> (8 * i));
+  for (std::size_t i = 0; i < 8; ++i) message[18 + i] = static_cast<std::byte>(nonce >> (8 * i));
+  for (std::size_t i = 0; i < 8; ++i) message[26 + i] = static_cast<std::byte>(epoch >> (8 * i));
+  Cookie cookie{};
+  crypto_generichash(reinterpret_cast<unsigned char*>(cookie.data()), cookie.size(),
+                     reinterpret_cast<const unsigned char*>(message.data()), message.size(),
+                     reinterpret_cast<const unsigned char*>(cookie_key_.data()), cookie_key_.size());
+  return cookie;
 }
 
 }  // namespace lockstep::net

@@ -15,9 +15,16 @@ constexpr Duration k_start_send_every = milliseconds(50);
 /// Room a relay keeps for everything but its inputs: header, flags, acks, a full slot table,
 /// desync tick and timing.
 constexpr std::size_t k_relay_overhead = 160;
-/// How far ahead a sequence number may be to move a connection to a new address.
-constexpr std::uint16_t k_rebind_window = 256;
 constexpr Duration k_rewelcome_every = milliseconds(100);
+/// A new address that has not answered its challenge in this long is challenged afresh.
+constexpr Duration k_candidate_for = std::chrono::seconds(3);
+/// How long a joiner's key stays spent after its connect admitted it: the life of a cookie, after
+/// which a copy of that connect no longer passes the cookie check.
+constexpr Duration k_spent_for = std::chrono::seconds(20);
+constexpr std::size_t k_max_spent = 256;
+/// Handshakes whose public-key work the host does at most: a burst, and then a second.
+constexpr double k_key_work_burst = 64;
+constexpr double k_key_work_per_second = 64;
 constexpr Duration k_transfer_poll_every = milliseconds(2);
 
 }  // namespace
@@ -26,6 +33,7 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
     : config_(std::move(config)),
       created_(now),
       admission_(config_.secret, config_.random, config_.players, config_.relay),
+      host_key_(admission_.random_bytes32()),
       inputs_(config_.players, config_.neutral_input, config_.input_delay),
       delay_(config_.tick_rate_hz) {
   LOCKSTEP_ASSERT(config_.players >= 1 && config_.players <= k_max_session_players);
@@ -38,6 +46,7 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
   set_resyncs(config_.resync);
   if (!config_.relay) set_slot_status(0, {SlotState::active, 0, 0});  // the host's own: no announcement
   relay_scratch_.reserve(k_max_datagram_bytes);
+  scratch_.reserve(k_max_datagram_bytes);
   connections_.reserve(config_.players + k_max_spectators);
   sent(now, now);
 }
@@ -50,24 +59,27 @@ void HostProtocol::receive(const Endpoint& from, std::span<const std::byte> data
   const Decoded<Header> h = read_header(datagram);
   if (!h) {
     if (h.drop == DropReason::bad_version && Admission::may_refuse_version(datagram)) {
-      write_refuse(outbox().next(from), header(MessageType::refuse, 0, 0), {RefuseReason::version, k_protocol_version, 0, {}});
+      write_version_refusal(outbox().next(from));
     }
     return drop(h.drop);
   }
   if (h->type == MessageType::hello) return handle_hello(from, datagram, now);
+  if (h->type == MessageType::connect) return handle_connect(from, *h, datagram, now);
+  if (!is_sealed(h->type) || h->clear) return drop(DropReason::unexpected_type);
   Connection* c = find(h->connection);
   if (c == nullptr || c->is_gone()) {
     // A goodbye repeated after the first one was taken is no attack: not counted.
     if (h->type != MessageType::bye) drop(DropReason::unknown_connection);
     return;
   }
-  if (h->token != c->token) return drop(DropReason::bad_token);
-  if (sequence_newer(h->sequence, c->last_sequence)) {
-    const auto ahead = static_cast<std::uint16_t>(h->sequence - c->last_sequence);
-    if (from != c->endpoint && ahead > k_rebind_window) return drop(DropReason::stale);
-    c->last_sequence = h->sequence;
-    c->endpoint = from;  // the same endpoint, or a NAT that rebound its port: follow it
+  // Nothing of a datagram counts before it opens: not its address, not as a sign of life.
+  const std::uint64_t number = c->protection->received_number(h->number);
+  const bool newest = c->protection->newest(number);
+  scratch_.assign(datagram.begin(), datagram.end());
+  if (const OpenOutcome opened = c->protection->open(scratch_, k_sealed_header_bytes, number); opened != OpenOutcome::opened) {
+    return drop(opened == OpenOutcome::replayed ? DropReason::replayed : DropReason::unauthenticated);
   }
+  if (from != c->endpoint && newest) follow(*c, from, now);
   c->last_heard = now;
   if (c->is_player() && !c->is_late() && slots()[c->slot].state == SlotState::interrupted) {
     set_slot(c->slot, {SlotState::active, 0, slots()[c->slot].plays_from_tick});
@@ -77,7 +89,7 @@ void HostProtocol::receive(const Endpoint& from, std::span<const std::byte> data
     case MessageType::bye:
       depart(*c, Departure::said_goodbye);
       return forget_departed();
-    case MessageType::update: return handle_update(*c, datagram, h->sequence, now);
+    case MessageType::update: return handle_update(*c, from, scratch_, number, now);
     default: return drop(DropReason::unexpected_type);
   }
 }
@@ -85,18 +97,72 @@ void HostProtocol::receive(const Endpoint& from, std::span<const std::byte> data
 void HostProtocol::handle_hello(const Endpoint& from, std::span<const std::byte> datagram, Instant now) {
   const Decoded<Hello> hello = read_hello(datagram);
   if (!hello) return drop(hello.drop);
-  if (const std::optional<std::uint64_t> cookie = admission_.challenge(from, *hello, now)) {
-    write_challenge(outbox().next(from), header(MessageType::challenge, 0, 0), {hello->nonce, *cookie});
+  // The same answer for everyone, and nothing remembered: a cookie for this address and nonce, and
+  // the host's key (63 bytes, to a hello of 64).
+  write_challenge(outbox().next(from), Header{MessageType::challenge, 0, 0},
+                  {hello->nonce, admission_.cookie(from, hello->nonce, now), host_key_.public_key()});
+}
+
+void HostProtocol::handle_connect(const Endpoint& from, const Header& h, std::span<const std::byte> datagram, Instant now) {
+  const Decoded<Connect> clear = read_connect_clear(datagram);
+  if (!clear) return drop(clear.drop);
+  // The cookie before anything else, and before any public-key work: it proves the address
+  // receives. An old one (the epoch moved on) gets a challenge again, no larger than what asked.
+  if (!admission_.cookie_holds(from, clear->nonce, clear->cookie, now)) {
+    write_challenge(outbox().next(from), Header{MessageType::challenge, 0, 0},
+                    {clear->nonce, admission_.cookie(from, clear->nonce, now), host_key_.public_key()});
     return;
   }
+  const std::size_t sealed_from = connect_sealed_offset(clear->kind);
   for (Connection& c : connections_) {
-    if (c.nonce != hello->nonce || c.is_gone()) continue;
-    // Its welcome was lost: again, but only to the joiner that asked (same address, not yet
-    // answered), and not more often than every 100 ms. Hellos prove no liveness.
+    if (c.is_gone() || c.joiner_key != clear->joiner_key) continue;
+    // Its welcome was lost, and it sends its connect again: opened under its handshake's keys (no
+    // public-key work; a copy already opened is `replayed`), then the welcome again, only to the
+    // joiner that asked (same address, not yet answered) and not more often than every 100 ms.
+    // Connects prove no liveness.
+    scratch_.assign(datagram.begin(), datagram.end());
+    const OpenOutcome opened = c.handshake->open(scratch_, sealed_from, c.handshake->received_number(h.number));
+    if (opened != OpenOutcome::opened) {
+      return drop(opened == OpenOutcome::replayed ? DropReason::replayed : DropReason::unauthenticated);
+    }
     if (c.unanswered() && c.endpoint == from && now - c.last_welcome >= k_rewelcome_every) welcome(c, now);
     return;
   }
-  if (Connection* admitted = admit(from, *hello, now)) {
+  // The credential, by symmetric checks alone: which secrets may have sealed it, and the MAC that
+  // proves the joiner holds one.
+  std::array<CredentialCandidate, 2> candidates{};
+  const std::size_t count = credential_candidates(*clear, candidates);
+  const std::span<const std::byte> maced = datagram.first(connect_mac_offset(clear->kind));
+  const CredentialCandidate* credential = nullptr;
+  for (std::size_t i = 0; i < count && credential == nullptr; ++i) {
+    if (connect_mac_holds(candidates[i].secret, maced, clear->mac)) credential = &candidates[i];
+  }
+  if (credential == nullptr) {
+    return drop(clear->kind == CredentialKind::token && token_expired_ ? DropReason::expired_credential
+                                                                       : DropReason::unauthenticated);
+  }
+  // A copy of a connect that admitted a joiner in a cookie's life admits nothing; and the list of
+  // them never forgets one early (full of young entries, new handshakes wait).
+  while (!spent_.empty() && now - spent_.front().second >= k_spent_for) spent_.pop_front();
+  if (std::any_of(spent_.begin(), spent_.end(), [&](const auto& s) { return s.first == clear->joiner_key; })) {
+    return drop(DropReason::replayed);
+  }
+  if (spent_.size() >= k_max_spent || !take_key_work(now)) return drop(DropReason::busy);
+  // The public-key work, after the cookie and the MAC: the handshake's keys, which open the rest.
+  std::optional<ConnectionKeys> keys = ConnectionKeys::for_host(host_key_, clear->joiner_key, credential->secret);
+  if (!keys) return drop(DropReason::unauthenticated);  // a low-order point
+  PacketProtection handshake(std::move(*keys));
+  scratch_.assign(datagram.begin(), datagram.end());
+  if (handshake.open(scratch_, sealed_from, handshake.received_number(h.number)) != OpenOutcome::opened) {
+    return drop(DropReason::unauthenticated);
+  }
+  const Decoded<Connect> full = read_connect_sealed(scratch_, *clear);
+  if (!full) return drop(full.drop);
+  // The role is the credential's; only an open session takes the one the joiner asks for.
+  const Role role = credential->role.value_or(full->role);
+  if (role == Role::spectator && full->reclaim) return drop(DropReason::malformed);
+  spent_.emplace_back(clear->joiner_key, now);
+  if (Connection* admitted = admit(from, *full, role, *credential, std::move(handshake), now)) {
     if (admitted->phase == ConnectionPhase::awaiting_state) return start_transfers(now);
     // Under way but nothing stepped yet: no state to send, it plays from a tick announced now.
     if (admitted->joined_late) activate(*admitted);
@@ -104,8 +170,59 @@ void HostProtocol::handle_hello(const Endpoint& from, std::span<const std::byte>
   }
 }
 
-void HostProtocol::handle_update(Connection& c, std::span<const std::byte> datagram, std::uint16_t sequence,
-                                 Instant now) {
+bool HostProtocol::take_key_work(Instant now) {
+  // A bucket of k_key_work_burst handshakes, refilled at k_key_work_per_second: a flood of valid
+  // connects (each an X25519 or three) cannot take the host's time from its session.
+  const double refill = std::chrono::duration<double>(now - key_work_at_).count() * k_key_work_per_second;
+  key_work_ = std::min(k_key_work_burst, key_work_ + refill);
+  key_work_at_ = now;
+  if (key_work_ < 1.0) return false;
+  key_work_ -= 1.0;
+  return true;
+}
+
+std::size_t HostProtocol::credential_candidates(const Connect& connect, std::array<CredentialCandidate, 2>& out) {
+  const HostCredentials& credentials = config_.credentials;
+  token_expired_ = false;
+  switch (connect.kind) {
+    case CredentialKind::open:
+      if (!credentials.open) return 0;
+      out[0] = {CredentialSecret{}, std::nullopt, k_no_slot, 0};
+      return 1;
+    case CredentialKind::invite: {
+      std::size_t n = 0;
+      if (credentials.player_invite) out[n++] = {*credentials.player_invite, Role::player, k_no_slot, 0};
+      if (credentials.spectator_invite) out[n++] = {*credentials.spectator_invite, Role::spectator, k_no_slot, 0};
+      return n;
+    }
+    case CredentialKind::token: {
+      if (!credentials.token_key) return 0;
+      const std::optional<OpenedToken> token = open_token(*credentials.token_key, connect.token);
+      if (!token || token->grant.host_id != credentials.host_id) return 0;
+      if (token->grant.slot != k_no_slot && token->grant.slot >= config_.players) return 0;
+      const std::uint64_t now = credentials.unix_seconds ? credentials.unix_seconds() : 0;
+      if (now >= token->grant.expires) {
+        token_expired_ = true;
+        return 0;
+      }
+      out[0] = {token->secret, token->grant.role, token->grant.slot, token->grant.client_id};
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void HostProtocol::follow(Connection& c, const Endpoint& from, Instant now) {
+  // The joiner's NAT rebound its port, or it moved, or someone raced a copy of its datagram from
+  // elsewhere. The connection stays where it is; the new address gets relays of its own with a
+  // challenge, which only the joiner there can echo (sealed), and the connection moves once an
+  // update from there has echoed it. Nothing else goes there.
+  if (c.candidate && c.candidate->endpoint == from && now - c.candidate->since < k_candidate_for) return;
+  c.candidate = Connection::Candidate{from, admission_.random_u64() | 1, now};
+}
+
+void HostProtocol::handle_update(Connection& c, const Endpoint& from, std::span<const std::byte> datagram,
+                                 std::uint64_t number, Instant now) {
   const Decoded<Update> u = read_update(datagram, config_.input_bytes);
   if (!u) return drop(u.drop);
   // It took the welcome and plays on.
@@ -118,8 +235,13 @@ void HostProtocol::handle_update(Connection& c, std::span<const std::byte> datag
     if (!c.is_player()) return drop(DropReason::spectator_inputs);
     take_inputs(c, *u);
   }
-  if (u->state_received && c.transfer) take_state_ack(c, *u, sequence);
-  if (u->hash_count > 0 && c.is_player()) take_hashes(c, *u, sequence);
+  // The path challenge answered from the address it went to: the connection moves there.
+  if (c.candidate && c.candidate->endpoint == from && u->path_response == c.candidate->challenge) {
+    c.endpoint = from;
+    c.candidate.reset();
+  }
+  if (u->state_received && c.transfer) take_state_ack(c, *u, number);
+  if (u->hash_count > 0 && c.is_player()) take_hashes(c, *u, number);
   assemble_ticks();
 }
 
@@ -133,13 +255,10 @@ void HostProtocol::take_inputs(Connection& c, const Update& u) {
   if (taken.far_ahead) drop(DropReason::far_ahead);
 }
 
-void HostProtocol::take_hashes(Connection& c, const Update& u, std::uint16_t sequence) {
+void HostProtocol::take_hashes(Connection& c, const Update& u, std::uint64_t number) {
   // Not while it waits for a state; after a resync, not from an update it sent before it had it.
   if (c.between_states()) return;
-  if (c.hashes_from) {
-    if (sequence_newer(*c.hashes_from, sequence)) return;
-    if (static_cast<std::uint16_t>(sequence - *c.hashes_from) > 1024) c.hashes_from.reset();
-  }
+  if (c.hashes_from && number < *c.hashes_from) return;
   for (std::uint32_t i = 0; i < u.hash_count; ++i) {
     const std::uint64_t tick = u.hashes_first_tick + i;
     if (tick <= c.hash_through) continue;
@@ -150,7 +269,7 @@ void HostProtocol::take_hashes(Connection& c, const Update& u, std::uint16_t seq
   compare_hashes(c);
 }
 
-void HostProtocol::take_state_ack(Connection& c, const Update& u, std::uint16_t sequence) {
+void HostProtocol::take_state_ack(Connection& c, const Update& u, std::uint64_t number) {
   StateTransfer& t = *c.transfer;
   if (!state_sender_.take_ack(t, u.state_tick, *u.state_received, u.state_held, now_)) return;
   const std::uint64_t size = state_sender_.state().bytes.size();
@@ -160,7 +279,7 @@ void HostProtocol::take_state_ack(Connection& c, const Update& u, std::uint16_t 
     // it acknowledged the last piece, and sends no hashes while it waits for one).
     c.hash_through = t.tick;
     c.early.reset();
-    c.hashes_from = sequence;
+    c.hashes_from = number;
   } else {
     emit(event::StateSent{c.slot, t.tick, size});
   }
@@ -297,8 +416,17 @@ void HostProtocol::send_relay(Connection& c, Instant now) {
   }
   m.running = state_ == HostState::running || state_ == HostState::ending;
   if (RttMeter::timing_due(c.sends++)) m.timing = c.rtt.outgoing(now);
-  write_relay(outbox().next(c.endpoint), header(MessageType::relay, c.id, c.token), m, config_.players,
-              config_.input_bytes);
+  const auto relay = [&](std::vector<std::byte>& out, const Header& h) {
+    write_relay(out, h, m, config_.players, config_.input_bytes);
+  };
+  send_sealed(c, MessageType::relay, relay);
+  // A candidate address gets the same relay, sealed on its own, with the challenge: for as long
+  // as a candidate lasts (3 s; a later datagram from there makes it one again).
+  if (c.candidate && now - c.candidate->since >= k_candidate_for) c.candidate.reset();
+  if (c.candidate) {
+    m.path_challenge = c.candidate->challenge;
+    send_sealed_to(c, c.candidate->endpoint, MessageType::relay, relay);
+  }
 }
 
 // --- Departures -----------------------------------------------------------------------------
@@ -336,9 +464,9 @@ void HostProtocol::depart(Connection& c, Departure how) {
   assemble_ticks();
 }
 
-void HostProtocol::say_goodbye(const Connection& c) {
+void HostProtocol::say_goodbye(Connection& c) {
   for (int i = 0; i < 2; ++i) {  // twice: a lost goodbye costs the peer a timeout
-    write_bye(outbox().next(c.endpoint), header(MessageType::bye, c.id, c.token), {own_tick()});
+    send_sealed(c, MessageType::bye, [&](std::vector<std::byte>& out, const Header& h) { write_bye(out, h, {own_tick()}); });
   }
 }
 
@@ -443,11 +571,11 @@ void HostProtocol::poll_countdown(Instant now) {
   }
   if (now >= next_send()) {
     const auto left = std::chrono::duration_cast<milliseconds>(*start_time() - now).count();
-    for (const Connection& c : connections_) {
+    const Start start{static_cast<std::uint16_t>(std::min<long long>(left, 0xFFFF)),
+                      static_cast<std::uint8_t>(announced_delay())};
+    for (Connection& c : connections_) {
       if (c.is_gone()) continue;
-      write_start(outbox().next(c.endpoint), header(MessageType::start, c.id, c.token),
-                  {static_cast<std::uint16_t>(std::min<long long>(left, 0xFFFF)),
-                   static_cast<std::uint8_t>(announced_delay())});
+      send_sealed(c, MessageType::start, [&](std::vector<std::byte>& out, const Header& h) { write_start(out, h, start); });
     }
     sent(now, now + k_start_send_every);
   }
@@ -514,7 +642,7 @@ void HostProtocol::review_delay(Instant now) {
 
 void HostProtocol::finish(Outcome outcome, std::string message) {
   if (state_ == HostState::ended) return;
-  for (const Connection& c : connections_) {
+  for (Connection& c : connections_) {
     if (!c.is_gone()) say_goodbye(c);
   }
   state_ = HostState::ended;

@@ -17,19 +17,32 @@ constexpr Duration k_notice = std::chrono::milliseconds(500);
 
 // --- Admission ------------------------------------------------------------------------------
 
-Connection* HostProtocol::admit(const Endpoint& from, const Hello& hello, Instant now) {
+Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Role role, const CredentialCandidate& credential,
+                                PacketProtection handshake, Instant now) {
   // Every check first, so that a refused joiner changes nothing.
-  const std::variant<std::uint8_t, Refusal> place = admission_.place(hello, places(), parameters().session);
-  if (const Refusal* refusal = std::get_if<Refusal>(&place)) {
-    refuse(from, hello.nonce, *refusal);
+  const auto refuse_with = [&](const Refusal& refusal) {
+    refuse(from, connect.nonce, refusal, handshake.keys());
     return nullptr;
+  };
+  if (credential.client_id != 0 && std::any_of(connections_.begin(), connections_.end(), [&](const Connection& c) {
+        return !c.is_gone() && c.client_id == credential.client_id;
+      }) && !connect.reclaim) {
+    return refuse_with({RefuseReason::key, "this connect token is in use by a joiner still in the session"});
   }
+  std::variant<std::uint8_t, Refusal> place = admission_.place(role, connect.reclaim, places(), parameters().session);
+  // A token's fixed slot: that one, free or reclaimed, and no other.
+  if (const std::uint8_t* slot = std::get_if<std::uint8_t>(&place);
+      slot != nullptr && credential.slot != k_no_slot && *slot != credential.slot) {
+    const bool free = std::none_of(connections_.begin(), connections_.end(), [&](const Connection& c) {
+      return !c.is_gone() && c.slot == credential.slot;
+    }) && slots()[credential.slot].state == SlotState::waiting;
+    place = free && !connect.reclaim ? std::variant<std::uint8_t, Refusal>(credential.slot)
+                                     : Refusal{RefuseReason::full, "the slot this token is for is taken"};
+  }
+  if (const Refusal* refusal = std::get_if<Refusal>(&place)) return refuse_with(*refusal);
   const std::uint8_t slot = std::get<std::uint8_t>(place);
   const std::uint8_t id = free_connection_id();
-  if (id == 0) {
-    refuse(from, hello.nonce, {RefuseReason::full, "the session has no connection left"});
-    return nullptr;
-  }
+  if (id == 0) return refuse_with({RefuseReason::full, "the session has no connection left"});
   // A player admitted once the session is under way plays from a tick the host announces later;
   // its slot stays as it is (waiting, or gone) until then. A joiner of a session under way
   // starts from the host's state, not from tick 1, when there is one (as many transfers as the
@@ -37,27 +50,36 @@ Connection* HostProtocol::admit(const Endpoint& from, const Hello& hello, Instan
   const bool late = slot != k_no_slot && state_ != HostState::waiting;
   const bool awaits_state = (late || slot == k_no_slot) && state_ == HostState::running && own_tick() > 0;
   if (awaits_state && transfers() >= k_max_state_transfers) {
-    refuse(from, hello.nonce,
-           {RefuseReason::full, "the host is sending its state to " + std::to_string(k_max_state_transfers) +
-                                    " late joiners; try again shortly"});
-    return nullptr;
+    return refuse_with({RefuseReason::full, "the host is sending its state to " + std::to_string(k_max_state_transfers) +
+                                                " late joiners; try again shortly"});
   }
+  // The traffic keys: from a key pair drawn for this connection alone and the joiner's, mixed with
+  // the credential's secret and the handshake's keys. A copy of this connect admitted again would
+  // get other keys, so no nonce repeats and no datagram of this connection opens in another.
+  const KeyExchangePair ephemeral(admission_.random_bytes32());
+  std::optional<ConnectionKeys> traffic =
+      ConnectionKeys::for_host(ephemeral, connect.joiner_key, traffic_secret(credential.secret, handshake.keys()));
+  if (!traffic) return nullptr;  // a low-order joiner key, which the handshake's keys refused already
   Connection c;
   c.id = id;
   c.endpoint = from;
-  c.nonce = hello.nonce;
+  c.handshake = std::move(handshake);
+  c.protection.emplace(std::move(*traffic));
+  c.host_ephemeral = ephemeral.public_key();
+  c.joiner_key = connect.joiner_key;
+  c.client_id = credential.client_id;
+  c.nonce = connect.nonce;
   c.slot = slot;
   c.last_heard = now;
   c.joined_late = late;
   c.phase = awaits_state ? ConnectionPhase::awaiting_state : ConnectionPhase::welcomed;
-  if (slot != k_no_slot && hello.reclaim) {
+  if (slot != k_no_slot && connect.reclaim) {
     reclaim_slot(slot);
   } else if (slot != k_no_slot) {
     admission_.new_slot_key(slot);
   }
-  c.token = admission_.new_token();
   if (slot != k_no_slot && !late) set_slot(slot, {SlotState::active, 0, 0});
-  connections_.push_back(c);
+  connections_.push_back(std::move(c));
   if (slot == k_no_slot) emit(event::SpectatorJoined{});
   else if (!late) emit(event::PlayerJoined{slot, 0});
   return &connections_.back();
@@ -120,6 +142,7 @@ void HostProtocol::activate(Connection& c) {
 void HostProtocol::welcome(Connection& c, Instant now) {
   c.last_welcome = now;
   Welcome w;
+  w.host_ephemeral = c.host_ephemeral;
   w.nonce = c.nonce;
   w.session = parameters().session;
   w.slot = c.slot;
@@ -141,12 +164,26 @@ void HostProtocol::welcome(Connection& c, Instant now) {
   w.late = c.joined_late;
   w.resync = config_.resync;
   w.reconnect_key = c.is_player() ? admission_.slot_key(c.slot) : 0;
-  write_welcome(outbox().next(c.endpoint), header(MessageType::welcome, c.id, c.token), w);
+  // Sealed once under the handshake's keys, with a random nonce: a welcome sent again, or one
+  // that follows a refusal of the same connect, never repeats one.
+  std::vector<std::byte>& out = outbox().next(c.endpoint);
+  write_welcome(out, Header{MessageType::welcome, c.id, 0}, w);
+  seal_once(out, k_sealed_header_bytes, c.handshake->keys(), once_nonce());
 }
 
-void HostProtocol::refuse(const Endpoint& from, std::uint64_t nonce, const Refusal& refusal) {
-  write_refuse(outbox().next(from), header(MessageType::refuse, 0, 0),
-               {refusal.reason, k_protocol_version, nonce, refusal.text});
+OnceNonce HostProtocol::once_nonce() {
+  OnceNonce once{};
+  const std::array<std::byte, 32> random = admission_.random_bytes32();
+  std::copy(random.begin(), random.begin() + k_once_nonce_bytes, once.begin());
+  return once;
+}
+
+void HostProtocol::refuse(const Endpoint& from, std::uint64_t nonce, const Refusal& refusal, const ConnectionKeys& keys) {
+  // Sealed once, with a random nonce: a connect may be refused again in other words before any
+  // packet number is agreed (and a refusal nobody sealed ends no joiner).
+  std::vector<std::byte>& out = outbox().next(from);
+  write_refuse(out, Header{MessageType::refuse, 0, 0}, {refusal.reason, k_protocol_version, nonce, refusal.text});
+  seal_once(out, k_sealed_header_bytes, keys, once_nonce());
 }
 
 // --- State transfer -------------------------------------------------------------------------
@@ -192,7 +229,8 @@ void HostProtocol::provide_state(std::uint64_t tick, std::vector<std::byte> snap
     for (Connection& c : connections_) {
       if (c.phase == ConnectionPhase::resyncing && c.needs_state()) depart(c, Departure::dropped);
       if (c.phase != ConnectionPhase::awaiting_state) continue;
-      refuse(c.endpoint, c.nonce, {RefuseReason::started, "the session is under way and its state cannot be sent"});
+      refuse(c.endpoint, c.nonce, {RefuseReason::started, "the session is under way and its state cannot be sent"},
+             c.handshake->keys());
       depart(c, Departure::refused);
     }
     return forget_departed();
@@ -208,8 +246,9 @@ void HostProtocol::send_state(Connection& c, Instant now) {
   const Duration timeout(config_.timeout_after);
   if (StateSender::expired(t, now, timeout)) return depart(c, Departure::dropped);
   for (const StatePieceDue& piece : state_sender_.due_pieces(t, now, c.rtt.median_ms(), timeout)) {
-    write_state(outbox().next(c.endpoint), header(MessageType::state, c.id, c.token),
-                {piece.offset, state_piece_checksum(piece.bytes), piece.bytes});
+    send_sealed(c, MessageType::state, [&](std::vector<std::byte>& out, const Header& h) {
+      write_state(out, h, {piece.offset, state_piece_checksum(piece.bytes), piece.bytes});
+    });
   }
 }
 

@@ -4,11 +4,23 @@
 
 #include "lockstep/engine/assert.hpp"
 #include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/state_hash.hpp"
 
 namespace lockstep::net {
 namespace {
 
 constexpr Duration k_welcomed_send_every = std::chrono::milliseconds(100);
+
+/// The seed of a joiner's key pair: from its random source, or (tests) derived from its nonce.
+std::array<std::byte, k_key_exchange_bytes> key_seed(const JoinSettings& settings) {
+  std::array<std::byte, k_key_exchange_bytes> seed{};
+  for (std::size_t word = 0; word < 4; ++word) {
+    const std::array<std::uint64_t, 2> keyed{settings.nonce, word};
+    const std::uint64_t v = settings.random ? settings.random() : xxh3_64(std::as_bytes(std::span(keyed)));
+    for (std::size_t i = 0; i < 8; ++i) seed[word * 8 + i] = static_cast<std::byte>(v >> (8 * i));
+  }
+  return seed;
+}
 
 std::string endpoint_text(const Endpoint& e) {
   const std::string address = e.address().to_string();
@@ -19,7 +31,10 @@ std::string endpoint_text(const Endpoint& e) {
 
 PeerProtocol::PeerProtocol(PeerProtocolConfig config, Instant now)
     : config_(std::move(config)), asked_at_(now), last_heard_(now) {
+  key_.emplace(key_seed(config_));
+  own_key_ = key_->public_key();
   LOCKSTEP_ASSERT(config_.input_bytes >= 1 && config_.neutral_input.size() == config_.input_bytes);
+  scratch_.reserve(k_max_datagram_bytes);
   sent(now, now);
 }
 
@@ -40,8 +55,20 @@ void PeerProtocol::receive(const Endpoint& from, std::span<const std::byte> data
     return drop(h.drop);
   }
   if (state_ < PeerState::welcomed) return handle_handshake(*h, datagram, now);
+  if (!is_sealed(h->type) || h->clear || h->type == MessageType::refuse) return drop(DropReason::unexpected_type);
   if (h->connection != connection_) return drop(DropReason::unknown_connection);
-  if (h->token != token_) return drop(DropReason::bad_token);
+  scratch_.assign(datagram.begin(), datagram.end());
+  if (h->type == MessageType::welcome) {
+    // A repeat: the host resent it before our first update (sealed once, under the handshake's keys).
+    // No sign of life: a copy of the welcome proves nothing about the host now.
+    if (!open_once(scratch_, k_sealed_header_bytes, handshake_->keys())) return drop(DropReason::unauthenticated);
+    return;
+  }
+  const OpenOutcome opened = protection_->open(scratch_, k_sealed_header_bytes, protection_->received_number(h->number));
+  if (opened != OpenOutcome::opened) {
+    return drop(opened == OpenOutcome::replayed ? DropReason::replayed : DropReason::unauthenticated);
+  }
+  datagram = scratch_;
   last_heard_ = now;
   switch (h->type) {
     case MessageType::bye: host_left_ = true; return;
@@ -60,46 +87,58 @@ void PeerProtocol::receive(const Endpoint& from, std::span<const std::byte> data
       return;
     case MessageType::relay: return handle_relay(datagram, now);
     case MessageType::state: return handle_state(datagram);
-    case MessageType::welcome: return;  // a repeat: the host resent it before our first update
     default: return drop(DropReason::unexpected_type);
   }
 }
 
 void PeerProtocol::handle_handshake(const Header& h, std::span<const std::byte> datagram, Instant now) {
-  switch (h.type) {
-    case MessageType::challenge: {
-      const Decoded<Challenge> c = read_challenge(datagram);
-      if (!c) return drop(c.drop);
-      if (c->nonce != config_.nonce) return drop(DropReason::unexpected_type);  // another joiner's
-      cookie_ = c->cookie;
-      state_ = PeerState::challenged;
-      return send_hello(now);  // answer at once
-    }
-    case MessageType::refuse: {
-      const Decoded<Refuse> r = read_refuse(datagram);
-      if (!r) return drop(r.drop);
-      if (r->nonce != 0 && r->nonce != config_.nonce) return drop(DropReason::unexpected_type);
-      const std::string text = "refused by the host: " +
-                               (r->reason == RefuseReason::version || r->text.empty()
-                                    ? "it speaks protocol version " + std::to_string(r->host_version) + ", this program " +
-                                          std::to_string(k_protocol_version)
-                                    : r->text);
-      // Only a refusal that names our nonce (so came after our hello reached the host) ends the
-      // handshake; one without could be forged by anyone, and only explains a timeout.
-      if (r->nonce == 0) {
-        advisory_refusal_ = text;
-        return;
-      }
-      return stop(Outcome::refused, text);
-    }
-    case MessageType::welcome: {
-      const Decoded<Welcome> w = read_welcome(datagram);
-      if (!w) return drop(w.drop);
-      if (w->nonce != config_.nonce) return drop(DropReason::unexpected_type);
-      return handle_welcome(h, *w, now);
-    }
-    default: return drop(DropReason::unexpected_type);
+  if (h.type == MessageType::challenge) {
+    const Decoded<Challenge> c = read_challenge(datagram);
+    if (!c) return drop(c.drop);
+    if (c->nonce != config_.nonce) return drop(DropReason::unexpected_type);  // another joiner's
+    return handle_challenge(*c, now);
   }
+  // Everything else the host says to a joiner before the welcome is sealed once under the keys
+  // of its connect: a welcome, or a refusal. (A clear refusal is another version's, above.)
+  if (!handshake_ || h.clear || (h.type != MessageType::refuse && h.type != MessageType::welcome)) {
+    return drop(DropReason::unexpected_type);
+  }
+  scratch_.assign(datagram.begin(), datagram.end());
+  if (!open_once(scratch_, k_sealed_header_bytes, handshake_->keys())) return drop(DropReason::unauthenticated);
+  if (h.type == MessageType::refuse) {
+    const Decoded<Refuse> r = read_refuse(scratch_);
+    if (!r) return drop(r.drop);
+    if (r->nonce != config_.nonce) return drop(DropReason::unexpected_type);
+    return stop(Outcome::refused, "refused by the host: " + r->text);
+  }
+  const Decoded<Welcome> w = read_welcome(scratch_);
+  if (!w) return drop(w.drop);
+  if (w->nonce != config_.nonce) return drop(DropReason::unexpected_type);
+  // The traffic keys, from the host's key for this connection and ours.
+  std::optional<ConnectionKeys> traffic = ConnectionKeys::for_joiner(
+      *key_, w->host_ephemeral, traffic_secret(config_.credential.secret, handshake_->keys()));
+  if (!traffic) return drop(DropReason::unauthenticated);  // a low-order point
+  protection_.emplace(std::move(*traffic));
+  key_.reset();  // its secret half is wiped: nothing more is derived from it
+  return handle_welcome(h, *w, now);
+}
+
+void PeerProtocol::handle_challenge(const Challenge& c, Instant now) {
+  // An invite names the host's key: a challenge with another is not from the host invited to.
+  if (config_.credential.host_key && c.host_key != *config_.credential.host_key) return drop(DropReason::unauthenticated);
+  if (!host_key_) {
+    // The handshake's keys, from the first challenge's host key, which the join then holds to: a
+    // challenge naming another is not from the host this one connects to.
+    std::optional<ConnectionKeys> keys = ConnectionKeys::for_joiner(*key_, c.host_key, config_.credential.secret);
+    if (!keys) return drop(DropReason::unauthenticated);  // a low-order point
+    handshake_.emplace(std::move(*keys));
+    host_key_ = c.host_key;
+  } else if (*host_key_ != c.host_key) {
+    return drop(DropReason::unauthenticated);
+  }
+  cookie_ = c.cookie;
+  state_ = PeerState::challenged;
+  send_hello(now);  // the connect, at once
 }
 
 std::string PeerProtocol::refusal_text(const Welcome& w) const {
@@ -129,7 +168,6 @@ std::string PeerProtocol::refusal_text(const Welcome& w) const {
 
 void PeerProtocol::handle_welcome(const Header& h, const Welcome& w, Instant now) {
   connection_ = h.connection;
-  token_ = h.token;
   if (std::string why = refusal_text(w); !why.empty()) {
     say_goodbye();  // so that the host frees the slot at once
     return stop(Outcome::refused, why);
@@ -170,6 +208,7 @@ void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now
     state_ = PeerState::running;
   }
   if (r->timing) rtt_.on_timing(*r->timing, now);
+  path_response_ = r->path_challenge;  // echoed while the host asks
   take_slots(*r);  // first: it may say from which tick this player plays
   const std::size_t stride = (parameters().players - (omitted ? 1 : 0)) * parameters().input_bytes;
   const std::size_t count = stride == 0 ? 0 : r->inputs.size() / stride;
@@ -306,8 +345,13 @@ void PeerProtocol::poll(Instant now) {
   if (state_ < PeerState::welcomed) {
     if (now - asked_at_ > config_.timeout_after) {
       if (!advisory_refusal_.empty()) return stop(Outcome::refused, advisory_refusal_);
-      return stop(Outcome::network_failed,
-                  "no answer from the host at " + endpoint_text(config_.host));
+      // A host says nothing to a connect it cannot open: a credential it does not take is silence.
+      if (state_ == PeerState::challenged) {
+        return stop(Outcome::network_failed,
+                    "the host at " + endpoint_text(config_.host) +
+                        " did not let this joiner in (it answers nothing to a wrong, expired or missing invite or token)");
+      }
+      return stop(Outcome::network_failed, "no answer from the host at " + endpoint_text(config_.host));
     }
     if (now >= next_send()) send_hello(now);
     return;
@@ -342,8 +386,27 @@ void PeerProtocol::poll(Instant now) {
 Instant PeerProtocol::next_wakeup() const { return state_ == PeerState::ended ? Instant::max() : send_wakeup(); }
 
 void PeerProtocol::send_hello(Instant now) {
-  write_hello(outbox().next(config_.host), header(MessageType::hello, 0, 0),
-              {config_.role, config_.nonce, cookie_, config_.role == Role::player ? config_.reclaim : std::nullopt});
+  if (state_ == PeerState::hello) {
+    write_hello(outbox().next(config_.host), Header{MessageType::hello, 0, 0}, {config_.nonce});
+  } else {
+    // The connect: each one sealed with the next packet number, so that one sent again with
+    // another cookie never repeats a nonce under these keys.
+    Connect m;
+    m.kind = config_.credential.kind;
+    m.nonce = config_.nonce;
+    m.cookie = cookie_;
+    m.joiner_key = own_key_;
+    m.token = config_.credential.token;
+    m.role = config_.role;
+    m.reclaim = config_.role == Role::player ? config_.reclaim : std::nullopt;
+    std::vector<std::byte>& out = outbox().next(config_.host);
+    write_connect(out, Header{MessageType::connect, 0, static_cast<std::uint16_t>(handshake_->next_number())}, m);
+    // The MAC over the clear part, under the credential's secret: the host checks it first.
+    const std::size_t mac_at = connect_mac_offset(m.kind);
+    const ConnectMac mac = connect_mac(config_.credential.secret, std::span(out).first(mac_at));
+    std::copy(mac.begin(), mac.end(), out.begin() + static_cast<std::ptrdiff_t>(mac_at));
+    handshake_->seal(out, connect_sealed_offset(m.kind));
+  }
   sent(now, now + config_.hello_every);
 }
 
@@ -383,12 +446,13 @@ void PeerProtocol::send_update(Instant now) {
     incoming_.acknowledged();
   }
   if (RttMeter::timing_due(sends_++)) u.timing = rtt_.outgoing(now);
-  write_update(outbox().next(config_.host), header(MessageType::update, connection_, token_), u, bytes);
+  u.path_response = path_response_;
+  send_sealed(MessageType::update, [&](std::vector<std::byte>& out, const Header& h) { write_update(out, h, u, bytes); });
 }
 
 void PeerProtocol::say_goodbye() {
   for (int i = 0; i < 3; ++i) {  // three times: a goodbye lost is a timeout for everyone else
-    write_bye(outbox().next(config_.host), header(MessageType::bye, connection_, token_), {own_tick()});
+    send_sealed(MessageType::bye, [&](std::vector<std::byte>& out, const Header& h) { write_bye(out, h, {own_tick()}); });
   }
 }
 

@@ -18,9 +18,11 @@ constexpr std::uint8_t k_omits_own = 1u << 4;   // relays
 constexpr std::uint8_t k_running = 1u << 5;     // relays
 constexpr std::uint8_t k_has_resync = 1u << 6;  // relays
 constexpr std::uint8_t k_has_state = 1u << 3;   // updates
-constexpr std::uint8_t k_update_flags = k_has_timing | k_has_inputs | k_has_hashes | k_has_state;
-constexpr std::uint8_t k_relay_flags =
-    k_has_timing | k_has_inputs | k_has_slots | k_has_desync | k_omits_own | k_running | k_has_resync;
+constexpr std::uint8_t k_has_path_response = 1u << 4;   // updates
+constexpr std::uint8_t k_has_path_challenge = 1u << 7;  // relays
+constexpr std::uint8_t k_update_flags = k_has_timing | k_has_inputs | k_has_hashes | k_has_state | k_has_path_response;
+constexpr std::uint8_t k_relay_flags = k_has_timing | k_has_inputs | k_has_slots | k_has_desync | k_omits_own | k_running |
+                                       k_has_resync | k_has_path_challenge;
 // Welcome flags.
 constexpr std::uint8_t k_late = 1u << 0;
 constexpr std::uint8_t k_resync = 1u << 1;
@@ -40,11 +42,21 @@ void offset(ByteWriter& w, std::uint64_t value, std::uint64_t base) {
   varint(w, (static_cast<std::uint64_t>(d) << 1) ^ static_cast<std::uint64_t>(d >> 63));
 }
 
+/// The header's length, from its first byte.
+std::size_t header_size(std::span<const std::byte> d) {
+  return !d.empty() && (std::to_integer<std::uint8_t>(d[0]) & k_sealed_type_bit) != 0 ? k_sealed_header_bytes : k_header_bytes;
+}
+
+std::span<const std::byte> span_from(std::span<const std::byte> d, std::size_t from) {
+  return d.size() >= from ? d.subspan(from) : std::span<const std::byte>{};
+}
+
 /// Reads what `varint` wrote: at most 6 bytes (values below 2^42), no overlong zero tail.
 class WireReader {
  public:
-  explicit WireReader(std::span<const std::byte> datagram)
-      : r_(datagram.size() >= k_header_bytes ? datagram.subspan(k_header_bytes) : std::span<const std::byte>{}) {}
+  /// After the header (of whichever layout the first byte says), or from `from`.
+  explicit WireReader(std::span<const std::byte> datagram, std::size_t from = 0)
+      : r_(span_from(datagram, from != 0 ? from : header_size(datagram))) {}
 
   std::uint8_t u8() { return r_.u8(); }
   std::uint16_t u16() { return r_.u16(); }
@@ -106,12 +118,15 @@ Decoded<T> finish(const WireReader& r, T value) {
 ByteWriter start_datagram(std::vector<std::byte>& out, const Header& h, MessageType type) {
   out.clear();
   ByteWriter w(out);
-  w.u16(k_wire_magic);
-  w.u8(k_protocol_version);
-  w.u8(static_cast<std::uint8_t>(type));
+  if (is_sealed(type)) {
+    w.u8(static_cast<std::uint8_t>(k_sealed_type_bit | static_cast<std::uint8_t>(type)));
+  } else {
+    w.u16(k_wire_magic);
+    w.u8(k_protocol_version);
+    w.u8(static_cast<std::uint8_t>(type));
+  }
   w.u8(h.connection);
-  w.u32(h.token);
-  w.u16(h.sequence);
+  w.u16(h.number);
   return w;
 }
 
@@ -131,6 +146,12 @@ std::optional<Timing> read_timing(WireReader& r, bool present) {
   return t;
 }
 
+/// Copies exactly as many bytes as `to` holds; a short span (the reader has failed) copies nothing.
+template <std::size_t N>
+void copy_into(std::array<std::byte, N>& to, std::span<const std::byte> from) {
+  if (from.size() == N) std::copy(from.begin(), from.end(), to.begin());
+}
+
 /// A count of ticks in a datagram: 1 to k_max_ticks_per_datagram, or 0 (and the reader failed).
 std::uint32_t read_count(WireReader& r) {
   const std::uint8_t n = r.u8();
@@ -145,24 +166,35 @@ std::uint32_t read_count(WireReader& r) {
 
 void write_hello(std::vector<std::byte>& out, const Header& h, const Hello& m) {
   ByteWriter w = start_datagram(out, h, MessageType::hello);
-  w.u8(static_cast<std::uint8_t>(m.role));
   w.u64(m.nonce);
-  w.u64(m.cookie);
-  const Reclaim reclaim = m.reclaim.value_or(Reclaim{});
-  w.u64(reclaim.session);
-  w.u8(reclaim.slot);
-  w.u64(reclaim.key);
   out.resize(k_hello_bytes, std::byte{0});  // padding: see k_hello_bytes
 }
 
 void write_challenge(std::vector<std::byte>& out, const Header& h, const Challenge& m) {
   ByteWriter w = start_datagram(out, h, MessageType::challenge);
   w.u64(m.nonce);
-  w.u64(m.cookie);
+  w.bytes(m.cookie);
+  w.bytes(m.host_key);
+}
+
+void write_connect(std::vector<std::byte>& out, const Header& h, const Connect& m) {
+  ByteWriter w = start_datagram(out, h, MessageType::connect);
+  w.u8(static_cast<std::uint8_t>(m.kind));
+  w.u64(m.nonce);
+  w.bytes(m.cookie);
+  w.bytes(m.joiner_key);
+  if (m.kind == CredentialKind::token) w.bytes(m.token);
+  w.bytes(m.mac);
+  w.u8(static_cast<std::uint8_t>(m.role));
+  const Reclaim reclaim = m.reclaim.value_or(Reclaim{});
+  w.u64(reclaim.session);
+  w.u8(reclaim.slot);
+  w.u64(reclaim.key);
 }
 
 void write_welcome(std::vector<std::byte>& out, const Header& h, const Welcome& m) {
   ByteWriter w = start_datagram(out, h, MessageType::welcome);
+  w.bytes(m.host_ephemeral);
   w.u64(m.nonce);
   w.u64(m.session);
   w.u8(m.slot);
@@ -193,6 +225,20 @@ void write_refuse(std::vector<std::byte>& out, const Header& h, const Refuse& m)
   w.text(m.text.size() > k_max_refusal_text ? m.text.substr(0, k_max_refusal_text) : m.text);
 }
 
+void write_version_refusal(std::vector<std::byte>& out) {
+  out.clear();
+  ByteWriter w(out);
+  w.u16(k_wire_magic);
+  w.u8(k_protocol_version);
+  w.u8(static_cast<std::uint8_t>(MessageType::refuse));
+  w.u8(0);
+  w.u16(0);
+  w.u8(static_cast<std::uint8_t>(RefuseReason::version));
+  w.u8(k_protocol_version);
+  w.u64(0);
+  w.u16(0);
+}
+
 void write_start(std::vector<std::byte>& out, const Header& h, const Start& m) {
   ByteWriter w = start_datagram(out, h, MessageType::start);
   w.u16(m.countdown_ms);
@@ -204,7 +250,8 @@ void write_update(std::vector<std::byte>& out, const Header& h, const Update& m,
   const bool inputs = !m.inputs.empty();
   const bool hashes = m.hash_count > 0;
   w.u8(static_cast<std::uint8_t>((m.timing ? k_has_timing : 0) | (inputs ? k_has_inputs : 0) |
-                                 (hashes ? k_has_hashes : 0) | (m.state_received ? k_has_state : 0)));
+                                 (hashes ? k_has_hashes : 0) | (m.state_received ? k_has_state : 0) |
+                                 (m.path_response ? k_has_path_response : 0)));
   varint(w, m.relay_ack);
   varint(w, m.slots_ack);
   if (inputs) {
@@ -223,6 +270,7 @@ void write_update(std::vector<std::byte>& out, const Header& h, const Update& m,
     w.u64(m.state_held);
   }
   write_timing(w, m.timing);
+  if (m.path_response) w.u64(*m.path_response);
 }
 
 void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, std::uint32_t players,
@@ -232,7 +280,7 @@ void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, s
   w.u8(static_cast<std::uint8_t>((m.timing ? k_has_timing : 0) | (inputs ? k_has_inputs : 0) |
                                  (m.slots_version ? k_has_slots : 0) | (m.desync_tick != 0 ? k_has_desync : 0) |
                                  (m.own_slot_omitted ? k_omits_own : 0) | (m.running ? k_running : 0) |
-                                 (m.resync ? k_has_resync : 0)));
+                                 (m.resync ? k_has_resync : 0) | (m.path_challenge ? k_has_path_challenge : 0)));
   varint(w, m.first_tick);
   offset(w, m.input_ack, m.first_tick);
   offset(w, m.hash_ack, m.first_tick);
@@ -260,6 +308,7 @@ void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, s
     w.u64(m.resync->hash);
   }
   write_timing(w, m.timing);
+  if (m.path_challenge) w.u64(*m.path_challenge);
 }
 
 void write_bye(std::vector<std::byte>& out, const Header& h, const Bye& m) {
@@ -269,7 +318,7 @@ void write_bye(std::vector<std::byte>& out, const Header& h, const Bye& m) {
 
 Decoded<Header> read_header(std::span<const std::byte> d) {
   Decoded<Header> out;
-  if (d.size() < k_header_bytes) {
+  if (d.size() < header_size(d)) {
     out.drop = DropReason::short_datagram;
     return out;
   }
@@ -278,6 +327,18 @@ Decoded<Header> read_header(std::span<const std::byte> d) {
     return out;
   }
   ByteReader r(d);
+  if (header_size(d) == k_sealed_header_bytes) {
+    const std::uint8_t type = r.u8() & static_cast<std::uint8_t>(~k_sealed_type_bit);
+    if (type < static_cast<std::uint8_t>(MessageType::hello) || type > static_cast<std::uint8_t>(MessageType::connect) ||
+        !is_sealed(static_cast<MessageType>(type))) {
+      out.drop = DropReason::unknown_type;
+      return out;
+    }
+    out.value.type = static_cast<MessageType>(type);
+    out.value.connection = r.u8();
+    out.value.number = r.u16();
+    return out;
+  }
   if (r.u16() != k_wire_magic) {
     out.drop = DropReason::bad_magic;
     return out;
@@ -287,14 +348,14 @@ Decoded<Header> read_header(std::span<const std::byte> d) {
     return out;
   }
   const std::uint8_t type = r.u8();
-  if (type < static_cast<std::uint8_t>(MessageType::hello) || type > static_cast<std::uint8_t>(MessageType::state)) {
+  if (type < static_cast<std::uint8_t>(MessageType::hello) || type > static_cast<std::uint8_t>(MessageType::connect)) {
     out.drop = DropReason::unknown_type;
     return out;
   }
   out.value.type = static_cast<MessageType>(type);
   out.value.connection = r.u8();
-  out.value.token = r.u32();
-  out.value.sequence = r.u16();
+  out.value.number = r.u16();
+  out.value.clear = is_sealed(out.value.type);
   return out;
 }
 
@@ -305,11 +366,49 @@ std::uint8_t version_of(std::span<const std::byte> d) {
 Decoded<Hello> read_hello(std::span<const std::byte> d) {
   WireReader r(d);
   Hello m;
+  m.nonce = r.u64();
+  // The padding: exactly k_hello_bytes in all, so every hello can pay for its answer.
+  if (d.size() != k_hello_bytes) r.fail();
+  else (void)r.bytes(k_hello_bytes - k_header_bytes - 8);
+  return finish(r, m);
+}
+
+Decoded<Challenge> read_challenge(std::span<const std::byte> d) {
+  WireReader r(d);
+  Challenge m;
+  m.nonce = r.u64();
+  copy_into(m.cookie, r.bytes(k_cookie_bytes));
+  copy_into(m.host_key, r.bytes(k_key_exchange_bytes));
+  return finish(r, m);
+}
+
+Decoded<Connect> read_connect_clear(std::span<const std::byte> d) {
+  WireReader r(d);
+  Connect m;
+  const std::uint8_t kind = r.u8();
+  if (kind > static_cast<std::uint8_t>(CredentialKind::token)) {
+    Decoded<Connect> out;
+    out.drop = DropReason::malformed;
+    return out;
+  }
+  m.kind = static_cast<CredentialKind>(kind);
+  m.nonce = r.u64();
+  copy_into(m.cookie, r.bytes(k_cookie_bytes));
+  copy_into(m.joiner_key, r.bytes(k_key_exchange_bytes));
+  if (m.kind == CredentialKind::token) copy_into(m.token, r.bytes(k_token_blob_bytes));
+  copy_into(m.mac, r.bytes(k_connect_mac_bytes));
+  // The sealed part, still sealed: exactly its plaintext and the tag.
+  if (d.size() != connect_sealed_offset(m.kind) + k_connect_sealed_bytes + k_packet_tag_bytes) r.fail();
+  else (void)r.rest();
+  return finish(r, m);
+}
+
+Decoded<Connect> read_connect_sealed(std::span<const std::byte> opened, const Connect& clear) {
+  WireReader r(opened, connect_sealed_offset(clear.kind));
+  Connect m = clear;
   const std::uint8_t role = r.u8();
   if (role > static_cast<std::uint8_t>(Role::spectator)) r.fail();
   m.role = static_cast<Role>(role);
-  m.nonce = r.u64();
-  m.cookie = r.u64();
   Reclaim reclaim;
   reclaim.session = r.u64();
   reclaim.slot = r.u8();
@@ -320,23 +419,13 @@ Decoded<Hello> read_hello(std::span<const std::byte> d) {
   } else if (reclaim != Reclaim{}) {
     r.fail();
   }
-  // The padding: exactly k_hello_bytes in all, so every hello can pay for its answer.
-  if (d.size() != k_hello_bytes) r.fail();
-  else (void)r.bytes(k_hello_bytes - k_header_bytes - 34);
-  return finish(r, m);
-}
-
-Decoded<Challenge> read_challenge(std::span<const std::byte> d) {
-  WireReader r(d);
-  Challenge m;
-  m.nonce = r.u64();
-  m.cookie = r.u64();
   return finish(r, m);
 }
 
 Decoded<Welcome> read_welcome(std::span<const std::byte> d) {
   WireReader r(d);
   Welcome m;
+  copy_into(m.host_ephemeral, r.bytes(k_key_exchange_bytes));
   m.nonce = r.u64();
   m.session = r.u64();
   m.slot = r.u8();
@@ -423,6 +512,7 @@ Decoded<Update> read_update(std::span<const std::byte> d, std::uint32_t input_by
     if (*m.state_received > k_max_state_transfer_bytes) r.fail();
   }
   m.timing = read_timing(r, (flags & k_has_timing) != 0);
+  if ((flags & k_has_path_response) != 0) m.path_response = r.u64();
   return finish(r, m);
 }
 
@@ -470,6 +560,7 @@ Decoded<Relay> read_relay(std::span<const std::byte> d, std::uint32_t players, s
     m.resync = offer;
   }
   m.timing = read_timing(r, (flags & k_has_timing) != 0);
+  if ((flags & k_has_path_challenge) != 0) m.path_challenge = r.u64();
   return finish(r, m);
 }
 

@@ -148,7 +148,7 @@ def inputs_of(lockstep, record, slot):
 def networked(lockstep, work):
     """host --view: the host's page plays slot 0 of a real two-process session over UDP."""
     port, record = free_udp_port(), os.path.join(work, "hosted.lsr")
-    host = subprocess.Popen([lockstep, "host", "--port", port, "--players", "2", "--ticks", "400", "--bodies", "100",
+    host = subprocess.Popen([lockstep, "host", "--open", "--port", port, "--players", "2", "--ticks", "400", "--bodies", "100",
                              "--record", record, "--view=0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = view_url(host, "host")
     peer = subprocess.Popen([lockstep, "join", f"127.0.0.1:{port}", "--bot"], stdout=subprocess.DEVNULL,
@@ -179,7 +179,7 @@ def networked(lockstep, work):
 def host_lost(lockstep):
     """join --view: when the host dies, the page says the host is lost."""
     port = free_udp_port()
-    host = subprocess.Popen([lockstep, "host", "--port", port, "--players", "2", "--bot", "--ticks", "100000",
+    host = subprocess.Popen([lockstep, "host", "--open", "--port", port, "--players", "2", "--bot", "--ticks", "100000",
                              "--bodies", "50"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peer = subprocess.Popen([lockstep, "join", f"127.0.0.1:{port}", "--view=0", "--timeout-ms", "1000"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -200,7 +200,7 @@ def desync_shown(lockstep, work):
     """join --view: a desync is said on the page, with the evidence folder."""
     port, evidence = free_udp_port(), os.path.join(work, "evidence")
     os.makedirs(evidence, exist_ok=True)
-    host = subprocess.Popen([lockstep, "host", "--port", port, "--players", "2", "--bot", "--ticks", "1200",
+    host = subprocess.Popen([lockstep, "host", "--open", "--port", port, "--players", "2", "--bot", "--ticks", "1200",
                              "--bodies", "50", "--evidence-dir", evidence], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     peer = subprocess.Popen([lockstep, "join", f"127.0.0.1:{port}", "--bot", "--view=0", "--debug-perturb-tick", "300",

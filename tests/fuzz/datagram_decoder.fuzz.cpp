@@ -27,6 +27,7 @@ HostProtocol make_host() {
   c.neutral_input = std::vector<std::byte>(2);
   c.sim_name = "fuzz";
   c.secret = 7;
+  c.credentials.open = true;
   return HostProtocol(c, Instant{0});
 }
 
@@ -51,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Decoded<Header> header = read_header(datagram);
   if (!header) return 0;
   const std::uint32_t players = 1 + (header->connection % k_max_session_players);
-  const std::uint32_t input_bytes = 1 + (header->token % k_max_input_bytes);
+  const std::uint32_t input_bytes = 1 + (header->number % k_max_input_bytes);
   std::vector<std::byte> again;
   switch (header->type) {
     case MessageType::hello: (void)read_hello(datagram); break;
@@ -87,6 +88,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       break;
     case MessageType::challenge: (void)read_challenge(datagram); break;
+    case MessageType::connect:
+      // The clear part; then the rest as though it had opened (its plaintext where the tag is not).
+      if (const Decoded<Connect> clear = read_connect_clear(datagram)) {
+        const Decoded<Connect> full = read_connect_sealed(datagram.first(datagram.size() - k_packet_tag_bytes), *clear);
+        if (full) {
+          write_connect(again, *header, *full);
+          check(again.size() + k_packet_tag_bytes == datagram.size());
+        }
+      }
+      break;
   }
   return 0;
 }

@@ -25,12 +25,17 @@ got=$("$work/found/consumer")
 echo "find_package(lockstep 0.3): $got"
 
 # pkg-config, with the compiler alone: the installed lockstep.pc gives the include path, the
-# determinism flags and the libraries. PKG_CONFIG_LIBDIR leaves out the system's folders, so only
-# the installed file can answer; the prefix it names comes from where the file is, so this
-# temporary prefix (not the configured one) proves it relocates.
+# determinism flags and the libraries (libsodium's through the system's libsodium.pc, which it
+# requires). The installed folder comes first and the answer must come from its file; the prefix
+# it names comes from where the file is, so this temporary prefix (not the configured one) proves
+# it relocates.
 pc_files=$(find "$work/prefix" -path '*/pkgconfig/lockstep.pc')
 [ "$(printf '%s\n' "$pc_files" | grep -c .)" = 1 ] || { echo "pkg-config: want one lockstep.pc in the prefix, found '$pc_files'" >&2; exit 1; }
-lockstep_pc() { PKG_CONFIG_LIBDIR=$(dirname "$pc_files") PKG_CONFIG_PATH='' pkg-config "$@" lockstep; }
+lockstep_pc() {
+  PKG_CONFIG_LIBDIR="$(dirname "$pc_files"):$(pkg-config --variable pc_path pkg-config)" PKG_CONFIG_PATH='' \
+    pkg-config "$@" lockstep
+}
+[ "$(lockstep_pc --path)" = "$pc_files" ] || { echo "pkg-config: lockstep.pc found at '$(lockstep_pc --path)', not '$pc_files'" >&2; exit 1; }
 version=$(lockstep_pc --modversion)
 "$lockstep" --version | grep -qF "$version" || { echo "pkg-config: version '$version', lockstep --version: '$("$lockstep" --version)'" >&2; exit 1; }
 cflags=$(lockstep_pc --cflags)

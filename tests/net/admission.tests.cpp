@@ -1,5 +1,5 @@
 // Admission alone: cookies bound to address, nonce and epoch; places chosen or refused with
-// their reasons; reconnect claims bound to their session and slot; tokens and keys never 0.
+// their reasons; reconnect claims bound to their session and slot; slot keys never 0.
 
 #include <catch2/catch.hpp>
 
@@ -18,55 +18,56 @@ const Endpoint k_joiner(boost::asio::ip::make_address_v4(0x0A000002u), 4000);
 
 TEST_CASE("a cookie is good for its address and nonce, in its epoch and the next", "[net][admission]") {
   const Admission a(0x5EC12E7, {}, 4, false);
-  Hello hello{Role::player, 77, 0, std::nullopt};
-  const std::optional<std::uint64_t> cookie = a.challenge(k_joiner, hello, seconds(3));
-  REQUIRE(cookie);
-  hello.cookie = *cookie;
-  CHECK_FALSE(a.challenge(k_joiner, hello, seconds(3)));
-  CHECK_FALSE(a.challenge(k_joiner, hello, seconds(19)));  // the next epoch
-  CHECK(a.challenge(k_joiner, hello, seconds(20)));        // two epochs on: stale
-  CHECK(a.challenge(Endpoint(k_joiner.address(), 4001), hello, seconds(3)));  // another port
-  hello.nonce = 78;
-  CHECK(a.challenge(k_joiner, hello, seconds(3)));  // another joiner's nonce
-  // Another host's secret makes other cookies.
-  hello.nonce = 77;
-  CHECK(Admission(0x5EC12E8, {}, 4, false).challenge(k_joiner, hello, seconds(3)));
+  const Cookie cookie = a.cookie(k_joiner, 77, seconds(3));
+  CHECK(a.cookie_holds(k_joiner, 77, cookie, seconds(3)));
+  CHECK(a.cookie_holds(k_joiner, 77, cookie, seconds(19)));        // the next epoch
+  CHECK_FALSE(a.cookie_holds(k_joiner, 77, cookie, seconds(20)));  // two epochs on: stale
+  CHECK_FALSE(a.cookie_holds(Endpoint(k_joiner.address(), 4001), 77, cookie, seconds(3)));  // another port
+  CHECK_FALSE(a.cookie_holds(Endpoint(boost::asio::ip::make_address_v4(0x0A000003u), 4000), 77, cookie, seconds(3)));
+  CHECK_FALSE(a.cookie_holds(k_joiner, 78, cookie, seconds(3)));  // another joiner's nonce
+  Cookie flipped = cookie;
+  flipped[15] ^= std::byte{1};
+  CHECK_FALSE(a.cookie_holds(k_joiner, 77, flipped, seconds(3)));
+  CHECK_FALSE(a.cookie_holds(k_joiner, 77, Cookie{}, seconds(3)));
+  // Another host's secret makes other cookies; the same secret, the same (a test repeats).
+  CHECK_FALSE(Admission(0x5EC12E8, {}, 4, false).cookie_holds(k_joiner, 77, cookie, seconds(3)));
+  CHECK(Admission(0x5EC12E7, {}, 4, false).cookie_holds(k_joiner, 77, cookie, seconds(3)));
+  // A cookie comes from the key the random source draws, not from the secret, when there is one.
+  std::uint64_t n = 0;
+  const Admission drawn(0x5EC12E7, [&] { return ++n; }, 4, false);
+  CHECK_FALSE(drawn.cookie_holds(k_joiner, 77, cookie, seconds(3)));
 }
 
 TEST_CASE("a place is a free slot, a spectator's, a reclaimed slot, or a refusal with its reason",
           "[net][admission]") {
   Admission a(1, {}, 4, false);
-  const Hello player{Role::player, 1, 0, std::nullopt};
-  const Hello spectator{Role::spectator, 2, 0, std::nullopt};
-  CHECK(std::get<std::uint8_t>(a.place(player, {0, false, 2}, 99)) == 2);
-  CHECK(std::get<std::uint8_t>(a.place(spectator, {0, false, k_no_slot}, 99)) == k_no_slot);
-  CHECK(std::get<Refusal>(a.place(player, {0, false, k_no_slot}, 99)).reason == RefuseReason::full);
-  CHECK(std::get<Refusal>(a.place(player, {0, true, 1}, 99)).reason == RefuseReason::started);
-  CHECK(std::get<Refusal>(a.place(spectator, {k_max_spectators, false, 1}, 99)).reason == RefuseReason::full);
+  const std::optional<Reclaim> none;
+  CHECK(std::get<std::uint8_t>(a.place(Role::player, none, {0, false, 2}, 99)) == 2);
+  CHECK(std::get<std::uint8_t>(a.place(Role::spectator, none, {0, false, k_no_slot}, 99)) == k_no_slot);
+  CHECK(std::get<Refusal>(a.place(Role::player, none, {0, false, k_no_slot}, 99)).reason == RefuseReason::full);
+  CHECK(std::get<Refusal>(a.place(Role::player, none, {0, true, 1}, 99)).reason == RefuseReason::started);
+  CHECK(std::get<Refusal>(a.place(Role::spectator, none, {k_max_spectators, false, 1}, 99)).reason == RefuseReason::full);
   a.new_slot_key(2);
   REQUIRE(a.slot_key(2) != 0);
-  Hello back = player;
-  back.reclaim = Reclaim{99, 2, a.slot_key(2)};
-  CHECK(std::get<std::uint8_t>(a.place(back, {0, false, k_no_slot}, 99)) == 2);
+  CHECK(std::get<std::uint8_t>(a.place(Role::player, Reclaim{99, 2, a.slot_key(2)}, {0, false, k_no_slot}, 99)) == 2);
   SECTION("a claim on another session, slot or key, or on the host's own slot, is refused") {
     for (const Reclaim& wrong : {Reclaim{98, 2, a.slot_key(2)}, Reclaim{99, 1, a.slot_key(2)},
                                  Reclaim{99, 2, a.slot_key(2) + 1}, Reclaim{99, 0, 0}, Reclaim{99, 9, 1}}) {
-      back.reclaim = wrong;
-      CHECK(std::get<Refusal>(a.place(back, {0, false, 1}, 99)).reason == RefuseReason::key);
+      CHECK(std::get<Refusal>(a.place(Role::player, wrong, {0, false, 1}, 99)).reason == RefuseReason::key);
     }
   }
 }
 
-TEST_CASE("tokens and slot keys are never 0, and a repeated run draws the same ones", "[net][admission]") {
+TEST_CASE("slot keys are never 0, and a repeated run draws the same ones", "[net][admission]") {
   std::uint64_t zeros = 0;
-  Admission a(5, [&] { return zeros++ < 3 ? 0 : 0x123456789ABCDEFull; }, 2, false);
-  CHECK(a.new_token() == 0x01234567u);  // the high half of the first draw that is not 0
+  // The first four draws key the cookies; the slot key skips the zeros after them.
+  Admission a(5, [&] { return zeros++ < 7 ? 0 : 0x123456789ABCDEFull; }, 2, false);
   a.new_slot_key(1);
   CHECK(a.slot_key(1) == 0x123456789ABCDEFull);
   Admission b(5, {}, 2, false);
   Admission c(5, {}, 2, false);
   CHECK(b.random_u64() == c.random_u64());
-  CHECK(b.new_token() == c.new_token());
+  CHECK(b.random_bytes32() == c.random_bytes32());
 }
 
 TEST_CASE("a version refusal answers only a hello at least its own size", "[net][admission][hostile]") {

@@ -19,6 +19,8 @@
 #include <boost/asio/ip/udp.hpp>
 
 #include "lockstep/net/wire.hpp"
+#include "hand_joiner.hpp"
+#include "hostile_relay.hpp"
 #include "ports.hpp"
 #include "lockstep_binary.hpp"
 #include "process.hpp"
@@ -63,27 +65,25 @@ bool ipv6_loopback() {
   return !error;
 }
 
-/// Joins like a spectator by hand over `socket`: hello, the challenge, hello with the cookie;
-/// returns the welcome's header (its connection id and token).
-std::optional<lockstep::net::Header> raw_join(boost::asio::ip::udp::socket& socket, const boost::asio::ip::udp::endpoint& to) {
+/// Joins like a spectator by hand over `socket` (an open host): hello, the challenge, the connect;
+/// true once the welcome has opened (`hand` then seals as that connection).
+bool raw_join(boost::asio::ip::udp::socket& socket, const boost::asio::ip::udp::endpoint& to,
+              lockstep::testing::HandJoiner& hand) {
   using namespace lockstep::net;
-  std::vector<std::byte> d;
-  write_hello(d, {MessageType::hello, 0, 0, 1}, {Role::spectator, 0xABCDEF, 0, {}});
-  socket.send_to(boost::asio::buffer(d.data(), d.size()), to);
+  const std::vector<std::byte> hello = hand.hello();
+  socket.send_to(boost::asio::buffer(hello.data(), hello.size()), to);
   std::vector<std::byte> buffer(2048);
   boost::asio::ip::udp::endpoint from;
   for (int i = 0; i < 100; ++i) {
     const std::size_t n = socket.receive_from(boost::asio::buffer(buffer), from);
-    const std::span<const std::byte> got(buffer.data(), n);
-    const Decoded<Header> h = read_header(got);
-    if (!h) continue;
-    if (h->type == MessageType::welcome) return h.value;
-    if (h->type == MessageType::challenge) {
-      write_hello(d, {MessageType::hello, 0, 0, 2}, {Role::spectator, 0xABCDEF, read_challenge(got)->cookie, {}});
-      socket.send_to(boost::asio::buffer(d.data(), d.size()), to);
+    std::vector<std::byte> got(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
+    if (const std::optional<std::vector<std::byte>> connect = hand.connect(got)) {
+      socket.send_to(boost::asio::buffer(connect->data(), connect->size()), to);
+      continue;
     }
+    if (const std::optional<Header> h = hand.open(got); h && h->type == MessageType::welcome) return true;
   }
-  return std::nullopt;
+  return false;
 }
 
 /// A host, three bot peers and a spectator, each recording and writing its statistics.
@@ -91,7 +91,7 @@ std::vector<ProcessResult> five_participants(const TempDir& dir, const std::stri
                                              const std::vector<std::string>& netsim_host,
                                              const std::vector<std::string>& netsim_peer) {
   const std::string port = std::to_string(free_udp_port());
-  RunningProcess host(k_lockstep, with({"host", "--port", port, "--players", "4", "--bot", "--ticks", ticks,
+  RunningProcess host(k_lockstep, with({"host", "--open", "--port", port, "--players", "4", "--bot", "--ticks", ticks,
                                         "--record", dir.file("host.lsr"), "--stats-json", dir.file("host.json")},
                                        netsim_host));
   REQUIRE(host.wait_for("host: session"));
@@ -134,7 +134,7 @@ void check_agreement(const TempDir& dir, const std::vector<ProcessResult>& resul
 }  // namespace
 
 TEST_CASE("a host, three bot peers and a spectator agree over real UDP with identical recordings, in at "
-          "most 32 bytes a tick each way",
+          "most 40 bytes a tick each way, sealed",
           "[net][processes]") {
   TempDir dir;
   check_agreement(dir, five_participants(dir, "1200", {}, {}), "1200");
@@ -142,8 +142,8 @@ TEST_CASE("a host, three bot peers and a spectator agree over real UDP with iden
     const std::string json = read_file(dir.file(name));
     INFO(name << ": " << json);
     CHECK(json_number(json, "ticks") == 1200);
-    CHECK(json_number(json, "bytes_sent") / 1200.0 <= 32.0);
-    CHECK(json_number(json, "bytes_received") / 1200.0 <= 32.0);
+    CHECK(json_number(json, "bytes_sent") / 1200.0 <= 40.0);
+    CHECK(json_number(json, "bytes_received") / 1200.0 <= 40.0);
     CHECK(json_number(json, "datagrams_sent") <= 1200 + 60);
     CHECK(json_number(json, "input_delay") >= 2);  // adaptive by default: 2 on a quiet loopback
     CHECK(json_number(json, "rtt_ms") >= 0);
@@ -161,7 +161,7 @@ TEST_CASE("needs IPv6: a peer and a spectator on ::1 and a peer on 127.0.0.1 agr
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   // A host that cannot be reached over IPv6 gives up on its empty slot instead of waiting forever.
-  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "3", "--bot", "--ticks", "300", "--record",
+  RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "3", "--bot", "--ticks", "300", "--record",
                                    dir.file("host.lsr"), "--wait-timeout", "60"});
   REQUIRE(host.wait_for("host: session"));
   // A join to [::1] can only reach the host over IPv6; the IPv4 peer shares the session with it.
@@ -210,7 +210,7 @@ TEST_CASE("a spectator arriving a second into a session starts from the host's s
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
-  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "2", "--bot", "--ticks", "480", "--tick-rate", k_fast_rate});
+  RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "2", "--bot", "--ticks", "480", "--tick-rate", k_fast_rate});
   REQUIRE(host.wait_for("host: session"));
   RunningProcess peer(k_lockstep, {"join", at, "--bot"});
   REQUIRE(host.wait_for("net: tick"));  // a second into the session
@@ -241,7 +241,7 @@ TEST_CASE("a peer killed mid-game is gone for the others, one that leaves on SIG
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
-  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "4", "--bot", "--ticks", "600", "--tick-rate",
+  RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "4", "--bot", "--ticks", "600", "--tick-rate",
                                    k_fast_rate, "--notify-ms", "300", "--timeout-ms", "1000"});
   REQUIRE(host.wait_for("host: session"));
   RunningProcess stays(k_lockstep, {"join", at, "--bot"});
@@ -275,7 +275,7 @@ TEST_CASE("a perturbed peer makes every participant stop with the desync tick an
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
-  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "3", "--bot", "--ticks", "1200",
+  RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "3", "--bot", "--ticks", "1200",
                                    "--evidence-dir", dir.path()});
   REQUIRE(host.wait_for("host: session"));
   RunningProcess honest(k_lockstep, {"join", at, "--bot", "--evidence-dir", dir.path()});
@@ -332,7 +332,7 @@ TEST_CASE("a session started with two of three: a peer killed at tick 400 comes 
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
-  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "3", "--start-with", "2", "--bot", "--ticks",
+  RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "3", "--start-with", "2", "--bot", "--ticks",
                                    "1200", "--tick-rate", k_fast_rate, "--timeout-ms", "3000", "--record", dir.file("host.lsr")});
   REQUIRE(host.wait_for("host: session"));
   const std::string key = dir.file("peer.key");
@@ -396,7 +396,7 @@ TEST_CASE("with --on-desync resync a peer perturbed at tick 300 is resynced: eve
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
-  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "3", "--bot", "--ticks", "900", "--tick-rate",
+  RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "3", "--bot", "--ticks", "900", "--tick-rate",
                                    k_fast_rate, "--on-desync", "resync", "--evidence-dir", dir.path()});
   REQUIRE(host.wait_for("host: session"));
   RunningProcess honest(k_lockstep, {"join", at, "--bot", "--evidence-dir", dir.path()});
@@ -438,7 +438,7 @@ TEST_CASE("hostile datagrams sent at a real host during a session are dropped an
   namespace asio = boost::asio;
   TempDir dir;
   const std::uint16_t port = free_udp_port();
-  RunningProcess host(k_lockstep, {"host", "--port", std::to_string(port), "--players", "2", "--bot", "--ticks", "360",
+  RunningProcess host(k_lockstep, {"host", "--open", "--port", std::to_string(port), "--players", "2", "--bot", "--ticks", "360",
                                    "--tick-rate", k_fast_rate, "--stats-json", dir.file("host.json")});
   REQUIRE(host.wait_for("host: session"));
   RunningProcess peer(k_lockstep, {"join", "127.0.0.1:" + std::to_string(port), "--bot"});
@@ -455,7 +455,7 @@ TEST_CASE("hostile datagrams sent at a real host during a session are dropped an
   update.inputs = input;
   send(std::vector<std::byte>(5));                               // short
   send(std::vector<std::byte>(k_max_datagram_bytes + 100));      // oversized
-  write_update(d, {MessageType::update, 1, 1, 1}, update, 2);
+  write_hello(d, {MessageType::hello, 0, 0}, {1});
   std::vector<std::byte> bad = d;
   bad[0] = std::byte{0};
   send(bad);                                                     // bad magic
@@ -465,17 +465,21 @@ TEST_CASE("hostile datagrams sent at a real host during a session are dropped an
   bad = d;
   bad[3] = std::byte{99};
   send(bad);                                                     // unknown type
-  write_update(d, {MessageType::update, 200, 1, 1}, update, 2);
+  write_update(d, {MessageType::update, 200, 1}, update, 2);
+  d.resize(d.size() + k_packet_tag_bytes);
   send(d);                                                       // unknown connection
-  write_update(d, {MessageType::update, 1, 12345, 1}, update, 2);
-  send(d);                                                       // bad token (connection 1 is the peer)
-  // Joined as a spectator, with a token of its own, it abuses it.
-  const std::optional<Header> joined = raw_join(socket, to);
-  REQUIRE(joined.has_value());
-  write_update(d, {MessageType::update, joined->connection, joined->token, 5}, update, 2);
-  send(d);                                                       // a spectator's inputs
-  d.resize(k_header_bytes + 1);
-  send(d);                                                       // malformed
+  write_update(d, {MessageType::update, 1, 1}, update, 2);
+  d.resize(d.size() + k_packet_tag_bytes);
+  send(d);                                                       // unauthenticated (connection 1 is the peer)
+  // Joined as a spectator, with keys of its own, it abuses them.
+  lockstep::testing::HandJoiner hand(0xABCDEF, Role::spectator);
+  REQUIRE(raw_join(socket, to, hand));
+  send(hand.sealed(MessageType::update, [&](std::vector<std::byte>& out, const Header& h) { write_update(out, h, update, 2); }));
+  // a spectator's inputs
+  send(hand.sealed(MessageType::update, [](std::vector<std::byte>& out, const Header& h) {
+    write_update(out, h, Update{}, 2);
+    out.push_back(std::byte{0xEE});  // an update with a byte too many: it opens, and is malformed
+  }));
   const ProcessResult h = host.finish();
   const ProcessResult p = peer.finish();
   INFO(h.out << h.err);
@@ -485,7 +489,7 @@ TEST_CASE("hostile datagrams sent at a real host during a session are dropped an
   CHECK(h.last_line() == p.last_line());
   const std::string json = read_file(dir.file("host.json"));
   for (const char* reason : {"\"short\": 1", "\"oversized\": 1", "\"bad magic\": 1", "\"bad version\": 1", "\"unknown type\": 1",
-                             "\"unknown connection\": 1", "\"bad token\": 1", "\"spectator inputs\": 1",
+                             "\"unknown connection\": 1", "\"unauthenticated\": 1", "\"spectator inputs\": 1",
                              "\"malformed\": 1"}) {
     CHECK_THAT(json, Catch::Contains(reason));
   }
@@ -497,7 +501,7 @@ TEST_CASE("a full session refuses a joiner clearly, a vanished host ends its pee
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
-  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "2", "--bot", "--ticks", "100000"});
+  RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "2", "--bot", "--ticks", "100000"});
   REQUIRE(host.wait_for("host: session"));
   RunningProcess peer(k_lockstep, {"join", at, "--bot", "--timeout-ms", "1000", "--record", dir.file("peer.lsr")});
   REQUIRE(peer.wait_for("net: tick"));  // the session runs
@@ -529,7 +533,7 @@ TEST_CASE("SIGINT and SIGTERM leave every phase with 130 or 143, and a host can 
           "[net][processes][signals]") {
   const std::string port = std::to_string(free_udp_port());
   SECTION("a host waiting for players") {
-    RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "3", "--bot"});
+    RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "3", "--bot"});
     REQUIRE(host.wait_for("host: session"));
     host.signal(SIGINT);
     const ProcessResult r = host.finish();
@@ -545,7 +549,7 @@ TEST_CASE("SIGINT and SIGTERM leave every phase with 130 or 143, and a host can 
     CHECK_THAT(r.out, Catch::Contains("peer: stopped by signal 15 at tick 0; leaving"));
   }
   SECTION("a host in a session: its peer is told") {
-    RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "2", "--bot", "--ticks", "100000"});
+    RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "2", "--bot", "--ticks", "100000"});
     REQUIRE(host.wait_for("host: session"));
     RunningProcess peer(k_lockstep, {"join", "127.0.0.1:" + port, "--bot"});
     REQUIRE(peer.wait_for("net: tick"));
@@ -558,8 +562,161 @@ TEST_CASE("SIGINT and SIGTERM leave every phase with 130 or 143, and a host can 
     CHECK_THAT(p.err, Catch::StartsWith("error: the host ended the session at tick"));
   }
   SECTION("a host that gives up waiting") {
-    const ProcessResult r = run_process(k_lockstep, {"host", "--port", port, "--players", "2", "--wait-timeout", "1"});
+    const ProcessResult r = run_process(k_lockstep, {"host", "--open", "--port", port, "--players", "2", "--wait-timeout", "1"});
     CHECK(r.exit_code == 3);
     CHECK(r.err == "error: gave up waiting for players after 1 s: 1 of 2 slots filled\n");
+  }
+}
+
+namespace {
+
+/// The code after `prefix` on a line of `out` (an invite the host printed), or "".
+std::string code_after(const std::string& out, const std::string& prefix) {
+  std::smatch m;
+  return std::regex_search(out, m, std::regex("(^|\\n)" + prefix + " (\\S+)\\n")) ? m[2].str() : std::string();
+}
+
+}  // namespace
+
+TEST_CASE("a host without --open admits only the holders of the invites it prints: anyone else ends with one error "
+          "line and exit 2 or 3 within its timeout, and the invited finish on one hash",
+          "[net][processes][crypto][invite]") {
+  TempDir dir;
+  const std::string port = std::to_string(free_udp_port());
+  const std::string at = "127.0.0.1:" + port;
+  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "2", "--bot", "--ticks", "240", "--tick-rate",
+                                   k_fast_rate, "--stats-json", dir.file("host.json")});
+  REQUIRE(host.wait_for("host: session"));
+  const std::string invite = code_after(host.output(), "invite");
+  const std::string spectate = code_after(host.output(), "spectate-invite");
+  REQUIRE(invite.rfind("LK6-", 0) == 0);
+  REQUIRE(spectate.rfind("LK6-", 0) == 0);
+  REQUIRE(invite != spectate);
+  // Heard nothing useful: exit 3, one line, within the timeout (and the slot is still free).
+  const ProcessResult uninvited = run_process(k_lockstep, {"join", at, "--bot", "--timeout-ms", "1000"});
+  CHECK(uninvited.exit_code == 3);
+  CHECK(std::regex_match(uninvited.err, std::regex("error: the host at 127\\.0\\.0\\.1:[0-9]+ did not let this joiner in [^\\n]*\\n")));
+  // A spectator's code asking for a player's slot, and a damaged code, are refused before anything is sent.
+  const ProcessResult pretender = run_process(k_lockstep, {"join", at, "--bot", "--invite", spectate});
+  CHECK(pretender.exit_code == 2);
+  CHECK(pretender.err == "error: this is a spectator's invite code: use it with lockstep spectate\n");
+  std::string damaged = invite;
+  damaged[20] = damaged[20] == 'A' ? 'B' : 'A';
+  const ProcessResult typo = run_process(k_lockstep, {"join", at, "--bot", "--invite", damaged});
+  CHECK(typo.exit_code == 2);
+  CHECK_THAT(typo.err, Catch::StartsWith("error: the invite code is damaged"));
+  std::ofstream(dir.file("invite")) << invite << "\n";
+  RunningProcess peer(k_lockstep, {"join", at, "--bot", "--invite-file", dir.file("invite")});
+  RunningProcess spectator(k_lockstep, {"spectate", at, "--invite", spectate});
+  const ProcessResult h = host.finish();
+  const ProcessResult p = peer.finish();
+  const ProcessResult s = spectator.finish();
+  INFO(h.out << h.err << p.out << p.err << s.out << s.err);
+  CHECK(h.exit_code == 0);
+  CHECK(p.exit_code == 0);
+  CHECK(s.exit_code == 0);
+  CHECK(std::regex_match(h.last_line(), k_final_line));
+  CHECK(p.last_line() == h.last_line());
+  CHECK(s.last_line() == h.last_line());
+  CHECK(json_number(read_file(dir.file("host.json")), "unauthenticated") >= 1);
+}
+
+TEST_CASE("keygen and token mint connect tokens a host started with their key admits, for its host id alone",
+          "[net][processes][crypto][token]") {
+  TempDir dir;
+  const std::string key = dir.file("backend.key");
+  const ProcessResult made = run_process(k_lockstep, {"keygen", "--out", key});
+  REQUIRE(made.exit_code == 0);
+  CHECK((std::filesystem::status(key).permissions() & std::filesystem::perms::all) ==
+        (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+  const ProcessResult again = run_process(k_lockstep, {"keygen", "--out", key});
+  CHECK(again.exit_code == 2);
+  CHECK(again.err == "error: '" + key + "' exists: a token key is never written over another file\n");
+  const auto mint = [&](const std::vector<std::string>& args, const std::string& name) {
+    std::vector<std::string> all = {"token", "--key", key, "--out", dir.file(name)};
+    all.insert(all.end(), args.begin(), args.end());
+    const ProcessResult r = run_process(k_lockstep, all);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return dir.file(name);
+  };
+  const std::string player = mint({"--role", "player", "--host-id", "3"}, "player.token");
+  const std::string foreign = mint({"--role", "player", "--host-id", "4"}, "foreign.token");
+  const std::string watcher = mint({"--role", "spectator", "--host-id", "3"}, "watcher.token");
+  CHECK(run_process(k_lockstep, {"token", "--key", key, "--role", "spectator", "--slot", "1", "--out", dir.file("x")}).exit_code == 2);
+  const std::string port = std::to_string(free_udp_port());
+  const std::string at = "127.0.0.1:" + port;
+  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "2", "--bot", "--ticks", "240", "--tick-rate",
+                                   k_fast_rate, "--token-key", key, "--host-id", "3"});
+  REQUIRE(host.wait_for("host: session"));
+  CHECK(code_after(host.output(), "invite").empty());  // tokens only
+  const ProcessResult other_host = run_process(k_lockstep, {"join", at, "--bot", "--token", foreign, "--timeout-ms", "1000"});
+  CHECK(other_host.exit_code == 3);
+  const ProcessResult wrong_role = run_process(k_lockstep, {"join", at, "--bot", "--token", watcher});
+  CHECK(wrong_role.exit_code == 2);
+  CHECK(wrong_role.err == "error: this is a spectator's token: use it with lockstep spectate\n");
+  RunningProcess peer(k_lockstep, {"join", at, "--bot", "--token", player});
+  RunningProcess spectator(k_lockstep, {"spectate", at, "--token", watcher});
+  const ProcessResult h = host.finish();
+  const ProcessResult p = peer.finish();
+  const ProcessResult s = spectator.finish();
+  INFO(h.out << h.err << p.out << p.err << s.out << s.err);
+  CHECK(h.exit_code == 0);
+  CHECK(p.exit_code == 0);
+  CHECK(s.exit_code == 0);
+  CHECK(p.last_line() == h.last_line());
+  CHECK(s.last_line() == h.last_line());
+}
+
+TEST_CASE("datagrams captured through a relay and sent back unmodified, bit-flipped, cut short or extended, from the "
+          "same or another address, to the host and to the peers, change no participant's hashes or outcome",
+          "[net][processes][crypto][hostile]") {
+  // The same session twice: through a man in the middle that attacks once it is under way, and
+  // directly; both must end on the same hash, and the first counts what it dropped.
+  const auto session = [](bool attacked, const TempDir& dir) {
+    const std::string port = std::to_string(free_udp_port());
+    RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "3", "--bot", "--ticks", "480", "--tick-rate",
+                                     k_fast_rate, "--record", dir.file("host.lsr"), "--stats-json", dir.file("host.json")});
+    REQUIRE(host.wait_for("host: session"));
+    const std::string invite = code_after(host.output(), "invite");
+    std::optional<lockstep::testing::HostileRelay> relay;
+    if (attacked) relay.emplace(static_cast<std::uint16_t>(std::stoi(port)));
+    const std::string at = "127.0.0.1:" + (relay ? std::to_string(relay->port()) : port);
+    std::vector<std::unique_ptr<RunningProcess>> peers;
+    for (int p = 1; p <= 2; ++p) {
+      peers.push_back(std::make_unique<RunningProcess>(
+          k_lockstep, std::vector<std::string>{"join", at, "--bot", "--invite", invite, "--record",
+                                               dir.file("peer" + std::to_string(p) + ".lsr"), "--stats-json",
+                                               dir.file("peer" + std::to_string(p) + ".json")}));
+    }
+    if (relay) {
+      REQUIRE(host.wait_for_tick(120));
+      relay->attack();
+    }
+    std::vector<ProcessResult> results = {host.finish()};
+    for (auto& p : peers) results.push_back(p->finish());
+    if (relay) CHECK(relay->sent() > 1000);
+    return results;
+  };
+  TempDir attacked_dir, clean_dir;
+  const std::vector<ProcessResult> attacked = session(true, attacked_dir);
+  const std::vector<ProcessResult> clean = session(false, clean_dir);
+  for (std::size_t i = 0; i < attacked.size(); ++i) {
+    INFO(i << ": " << attacked[i].out << attacked[i].err);
+    CHECK(attacked[i].exit_code == 0);
+    CHECK(std::regex_match(attacked[i].last_line(), k_final_line));
+    CHECK(attacked[i].last_line() == clean[0].last_line());
+  }
+  CHECK(read_file(attacked_dir.file("host.lsr")) == read_file(attacked_dir.file("peer1.lsr")));
+  const std::string host_json = read_file(attacked_dir.file("host.json"));
+  INFO(host_json);
+  CHECK(json_number(host_json, "replayed") > 0);
+  CHECK(json_number(host_json, "unauthenticated") > 0);
+  for (const char* name : {"peer1.json", "peer2.json"}) {
+    const std::string json = read_file(attacked_dir.file(name));
+    INFO(name << ": " << json);
+    CHECK(json_number(json, "replayed") > 0);
+    CHECK(json_number(json, "unauthenticated") > 0);
+    CHECK(json_number(json, "unknown address") > 0);
   }
 }

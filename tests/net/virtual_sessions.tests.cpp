@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <regex>
 #include <string>
 
 #include "lockstep/engine/bot.hpp"
@@ -15,11 +16,13 @@
 #include "lockstep/engine/world.hpp"
 #include "lockstep/net/virtual_network.hpp"
 #include "lockstep/net/wire.hpp"
+#include "hand_joiner.hpp"
 #include "process.hpp"
 #include "virtual_sessions.hpp"
 #include "walker_sim.hpp"
 
 using namespace lockstep;
+using lockstep::testing::HandJoiner;
 using lockstep::testing::host_config;
 using lockstep::testing::join_config;
 using lockstep::testing::VirtualSessions;
@@ -251,37 +254,27 @@ TEST_CASE("a state piece that does not match its checksum is dropped and counted
           "[net][session][late][hostile]") {
   std::vector<std::byte> piece(100, std::byte{7});
   std::vector<std::byte> d;
-  net::write_state(d, {net::MessageType::state, 1, 1, 1}, {0, net::state_piece_checksum(piece), piece});
+  net::write_state(d, {net::MessageType::state, 1, 1}, {0, net::state_piece_checksum(piece), piece});
   CHECK(net::read_state(d).ok());
   d.back() = std::byte{8};
   CHECK(net::read_state(d).drop == net::DropReason::bad_checksum);
-  // A welcome announcing a state one byte over the joiner's bound.
-  net::PeerProtocolConfig p;
-  p.host = VirtualSessions<WalkerSim>::address(0);
-  p.role = net::Role::spectator;
-  p.sim_name = std::string(WalkerSim::k_name);
-  p.compatibility_id = WalkerSim::compatibility_id();
-  p.input_bytes = 1;
-  p.neutral_input = {std::byte{0}};
-  p.nonce = 9;
-  p.max_state_bytes = 1000;
-  net::PeerProtocol peer(p, Instant{0});
-  net::Welcome w;
-  w.nonce = 9;
-  w.slot = net::k_no_slot;
-  w.players = 2;
-  w.input_bytes = 1;
-  w.end_tick = 100;
-  w.sim_name = p.sim_name;
-  w.compatibility_id = p.compatibility_id;
-  w.start_tick = 50;
-  w.state_bytes = 1001;
-  w.state_hash = 1;
-  net::write_welcome(d, {net::MessageType::welcome, 1, 1, 1}, w);
-  peer.receive(p.host, d, Instant{1000});
-  REQUIRE(peer.outcome());
-  CHECK(*peer.outcome() == Outcome::refused);
-  CHECK(peer.end_message() == "the host's state is 1001 bytes, over this program's bound of 1000");
+  // A welcome announcing a state over the joiner's bound: refused in its own words.
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({2, 1000}, 5, host_config(300), {}, walker_input).ok());
+  group.join(net::Role::player, join_config(), {}, walker_input);
+  std::optional<std::size_t> late;
+  REQUIRE(group.run(seconds(20), [&](Instant) {
+    if (!late && group[1].session->tick() >= 60) {
+      net::JoinConfig small = join_config();
+      small.max_state_bytes = 1;
+      late = group.join(net::Role::spectator, small);
+    }
+  }));
+  REQUIRE(late.has_value());
+  CHECK(group[*late].session->result()->outcome == Outcome::refused);
+  CHECK(std::regex_match(group[*late].session->result()->message,
+                         std::regex("the host's state is [0-9]+ bytes, over this program's bound of 1")));
+  CHECK(group[0].session->result()->outcome == Outcome::finished);
 }
 
 TEST_CASE("the tick rate travels in the welcome and every participant paces by it", "[net][session]") {
@@ -358,8 +351,8 @@ TEST_CASE("before the cookie returns, nothing sent is larger than the datagram t
   RawJoiner raw{group.network().open(VirtualSessions<WalkerSim>::address(9), {}), {}};
   std::vector<std::size_t> asked;
   std::vector<std::byte> hello;
-  net::write_hello(hello, {net::MessageType::hello, 0, 0, 1}, {net::Role::player, 77, 0, {}});
-  // A hello of this version without a cookie, and of other versions at every length.
+  net::write_hello(hello, {net::MessageType::hello, 0, 0}, {77});
+  // A hello of this version, and of other versions at every length.
   for (std::size_t n = 4; n <= hello.size(); ++n) {
     std::vector<std::byte> other(hello.begin(), hello.begin() + static_cast<long>(n));
     other[2] = std::byte{9};  // protocol version 9
@@ -373,7 +366,7 @@ TEST_CASE("before the cookie returns, nothing sent is larger than the datagram t
   for (const std::vector<std::byte>& answer : raw.received) CHECK(answer.size() <= net::k_hello_bytes);
   // Refusals of the other version go only to hellos at least as large as the refusal.
   std::vector<std::byte> refusal;
-  net::write_refuse(refusal, {net::MessageType::refuse, 0, 0, 1}, {net::RefuseReason::version, net::k_protocol_version, 0, {}});
+  net::write_version_refusal(refusal);
   std::size_t refusals = 0;
   for (const std::vector<std::byte>& answer : raw.received) {
     const net::Decoded<net::Header> h = net::read_header(answer);
@@ -390,14 +383,16 @@ TEST_CASE("before the cookie returns, nothing sent is larger than the datagram t
   CHECK(group[0].session->protocol().drops()[net::DropReason::short_datagram] == asked.size() - count_from(net::k_header_bytes));
 }
 
-TEST_CASE("no single datagram, not even a sequence number from the token's holder, locks a player out",
+TEST_CASE("no forged datagram, not even one far ahead from the player's own address, moves or locks out a player",
           "[net][session][hostile]") {
   VirtualSessions<WalkerSim> group;
   REQUIRE(group.host({2, 1000}, 5, host_config(300), {}, walker_input).ok());
   group.join(net::Role::player, join_config(), {}, walker_input);
-  // An eavesdropper at the peer's own address sees its welcome, and with it the connection and
-  // the token; it sends one datagram with the sequence number as far ahead as it goes.
+  // An eavesdropper at the peer's own address sees its relays, and with them its connection id and
+  // packet numbers; from another address it sends an update with the number as far ahead as it
+  // goes, and one copied from the host's relay with its number moved on.
   RawJoiner spy{group.network().open(VirtualSessions<WalkerSim>::address(1), {}), {}};
+  RawJoiner elsewhere{group.network().open(VirtualSessions<WalkerSim>::address(7), {}), {}};
   bool sent = false;
   REQUIRE(group.run(seconds(20), [&](Instant) {
     spy.drain();
@@ -408,13 +403,18 @@ TEST_CASE("no single datagram, not even a sequence number from the token's holde
       std::vector<std::byte> forged;
       net::Update u;
       u.relay_ack = 1;
-      net::write_update(forged, {net::MessageType::update, h->connection, h->token, static_cast<std::uint16_t>(h->sequence + 0x7FFF)}, u, 1);
-      spy.send(forged);
+      net::write_update(forged, {net::MessageType::update, h->connection, static_cast<std::uint16_t>(h->number + 0x7FFF)}, u, 1);
+      forged.resize(forged.size() + net::k_packet_tag_bytes);
+      elsewhere.send(forged);
+      std::vector<std::byte> copied = d;
+      copied[3] = static_cast<std::byte>(net::MessageType::update);
+      elsewhere.send(copied);
       sent = true;
       break;
     }
   }));
   REQUIRE(sent);
+  CHECK(group[0].session->protocol().drops()[net::DropReason::unauthenticated] == 2);
   CHECK(group[0].session->result()->outcome == Outcome::finished);
   CHECK(group[1].session->result()->outcome == Outcome::finished);
   CHECK(group[1].hashes.size() == 300);
@@ -473,7 +473,7 @@ TEST_CASE("spectators and a relay host report the ticks they are behind, not sta
   CHECK(group.agree());
 }
 
-TEST_CASE("at most 32 bytes of payload per tick each way and a datagram a tick, 4 players with hashes every "
+TEST_CASE("at most 40 bytes of sealed payload per tick each way and a datagram a tick, 4 players with hashes every "
           "tick",
           "[net][session][wire]") {
   VirtualSessions<World> group;
@@ -493,8 +493,8 @@ TEST_CASE("at most 32 bytes of payload per tick each way and a datagram a tick, 
     const net::NetStats s = group[i].session->stats();
     INFO("peer " << i << ": " << net::stats_json(s));
     CHECK(s.ticks == 1200);
-    CHECK(static_cast<double>(s.bytes_sent) / 1200.0 <= 32.0);
-    CHECK(static_cast<double>(s.bytes_received) / 1200.0 <= 32.0);
+    CHECK(static_cast<double>(s.bytes_sent) / 1200.0 <= 40.0);
+    CHECK(static_cast<double>(s.bytes_received) / 1200.0 <= 40.0);
     CHECK(s.datagrams_sent <= 1200 + 60);      // one a tick, and the handshake and the end
     CHECK(s.datagrams_received <= 1200 + 60);
   }
@@ -609,15 +609,14 @@ TEST_CASE("the waiting room: a silent claimant frees its slot, and a host can gi
     REQUIRE(group.host({3, 1000}, 5, host_config(100), {}, walker_input).ok());
     // Someone completes the handshake by hand, takes slot 1, and says nothing more.
     RawJoiner squatter{group.network().open(VirtualSessions<WalkerSim>::address(8), {}), {}};
-    std::vector<std::byte> d;
-    net::write_hello(d, {net::MessageType::hello, 0, 0, 1}, {net::Role::player, 5, 0, {}});
-    squatter.send(d);
+    HandJoiner hand(5);
+    squatter.send(hand.hello());
     group.run(milliseconds(50));
     squatter.drain();
     REQUIRE(!squatter.received.empty());
-    const std::uint64_t cookie = net::read_challenge(squatter.received.back())->cookie;
-    net::write_hello(d, {net::MessageType::hello, 0, 0, 2}, {net::Role::player, 5, cookie, {}});
-    squatter.send(d);
+    const std::optional<std::vector<std::byte>> connect = hand.connect(squatter.received.back());
+    REQUIRE(connect.has_value());
+    squatter.send(*connect);
     group.run(milliseconds(100));
     CHECK(group[0].session->protocol().slots()[1].state == net::SlotState::active);
     group.run(milliseconds(3500));  // longer than the timeout: the slot is free again
@@ -648,27 +647,22 @@ TEST_CASE("a player that speaks but never sends its inputs is dropped after the 
   REQUIRE(group.host({3, 1000}, 5, host_config(300), {}, walker_input).ok());
   group.join(net::Role::player, join_config(), {}, walker_input);
   RawJoiner mute{group.network().open(VirtualSessions<WalkerSim>::address(8), {}), {}};
-  std::vector<std::byte> d;
-  net::write_hello(d, {net::MessageType::hello, 0, 0, 1}, {net::Role::player, 5, 0, {}});
-  mute.send(d);
+  HandJoiner hand(5);
+  mute.send(hand.hello());
   std::optional<net::Header> welcome;
-  std::uint16_t sequence = 2;
   Instant last_update{0};
   REQUIRE(group.run(seconds(30), [&](Instant now) {
     mute.drain();
-    for (const auto& got : mute.received) {
-      const net::Decoded<net::Header> h = net::read_header(got);
-      if (!h) continue;
-      if (h->type == net::MessageType::challenge && !welcome) {
-        net::write_hello(d, {net::MessageType::hello, 0, 0, sequence++}, {net::Role::player, 5, net::read_challenge(got)->cookie, {}});
-        mute.send(d);
+    for (auto& got : mute.received) {
+      if (!welcome) {
+        if (const std::optional<std::vector<std::byte>> connect = hand.connect(got)) mute.send(*connect);
       }
-      if (h->type == net::MessageType::welcome) welcome = h.value;
+      if (const std::optional<net::Header> h = hand.open(got); h && h->type == net::MessageType::welcome) welcome = h;
     }
     mute.received.clear();
     if (welcome && now - last_update >= milliseconds(100)) {  // alive, acknowledging, never an input
-      net::write_update(d, {net::MessageType::update, welcome->connection, welcome->token, sequence++}, net::Update{}, 1);
-      mute.send(d);
+      mute.send(hand.sealed(net::MessageType::update,
+                            [](std::vector<std::byte>& out, const net::Header& h) { net::write_update(out, h, net::Update{}, 1); }));
       last_update = now;
     }
   }));

@@ -15,7 +15,19 @@ using namespace lockstep::net;
 
 namespace {
 
-const Header k_header{MessageType::update, 7, 0xA1B2C3D4u, 65'530};
+const Header k_header{MessageType::update, 7, 65'530};
+
+Cookie cookie_of(std::size_t first) {
+  Cookie c{};
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<std::byte>(first + i);
+  return c;
+}
+
+PublicKey key_of(std::size_t first) {
+  PublicKey k{};
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::byte>(first + 3 * i);
+  return k;
+}
 
 std::vector<std::byte> bytes(std::initializer_list<int> values) {
   std::vector<std::byte> out;
@@ -69,33 +81,65 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     REQUIRE(h.ok());
     CHECK(h->type == MessageType::bye);
     CHECK(h->connection == 7);
-    CHECK(h->token == 0xA1B2C3D4u);
-    CHECK(h->sequence == 65'530);
+    CHECK(h->number == 65'530);
+    CHECK(out.size() == k_sealed_header_bytes + 1);
     CHECK(read_bye(out)->last_tick == 41);
   }
   SECTION("the handshake") {
-    write_hello(out, k_header, {Role::spectator, 0x1234, 0xC00C1E, {}});
+    write_hello(out, k_header, {0x1234});
     CHECK(out.size() == k_hello_bytes);
-    CHECK(read_hello(out)->role == Role::spectator);
     CHECK(read_hello(out)->nonce == 0x1234);
-    CHECK(read_hello(out)->cookie == 0xC00C1E);
-    CHECK_FALSE(read_hello(out)->reclaim.has_value());
-    // A player reclaiming its slot: the claim travels in the same 48 bytes; a spectator's is
-    // malformed, and so is a slot past the largest session.
-    write_hello(out, k_header, {Role::player, 0x1234, 0xC00C1E, Reclaim{0xFEED, 2, 0x5EC12E7}});
-    CHECK(out.size() == k_hello_bytes);
-    REQUIRE(read_hello(out).ok());
-    CHECK(read_hello(out)->reclaim == std::optional<Reclaim>(Reclaim{0xFEED, 2, 0x5EC12E7}));
-    write_hello(out, k_header, {Role::spectator, 0x1234, 0xC00C1E, Reclaim{0xFEED, 2, 0x5EC12E7}});
-    CHECK(read_hello(out).drop == DropReason::malformed);
-    write_hello(out, k_header, {Role::player, 0x1234, 0xC00C1E, Reclaim{0xFEED, k_max_session_players, 0x5EC12E7}});
-    CHECK(read_hello(out).drop == DropReason::malformed);
     std::vector<std::byte> answer;
-    write_challenge(answer, k_header, {0x1234, 0xC00C1E});
-    CHECK(read_challenge(answer)->cookie == 0xC00C1E);
+    write_challenge(answer, k_header, {0x1234, cookie_of(5), key_of(9)});
+    CHECK(read_challenge(answer)->nonce == 0x1234);
+    CHECK(read_challenge(answer)->cookie == cookie_of(5));
+    CHECK(read_challenge(answer)->host_key == key_of(9));
     CHECK(answer.size() <= out.size());  // never larger than the hello it answers
     write_refuse(answer, k_header, {RefuseReason::version, k_protocol_version, 0, {}});
     CHECK(answer.size() <= out.size());
+    // The connect: its clear part reads back alone (the sealed part still sealed: plaintext and
+    // tag), and the sealed part once opened; a player's claim travels sealed.
+    for (const CredentialKind kind : {CredentialKind::open, CredentialKind::invite, CredentialKind::token}) {
+      Connect c;
+      c.kind = kind;
+      c.nonce = 0x1234;
+      c.cookie = cookie_of(5);
+      c.joiner_key = key_of(11);
+      if (kind == CredentialKind::token) c.token.fill(std::byte{0x77});
+      c.role = Role::player;
+      c.reclaim = Reclaim{0xFEED, 2, 0x5EC12E7};
+      write_connect(out, {MessageType::connect, 0, 3}, c);
+      CHECK(out.size() == connect_sealed_offset(kind) + k_connect_sealed_bytes);
+      std::vector<std::byte> sealed = out;
+      sealed.resize(sealed.size() + k_packet_tag_bytes);  // as long as a sealed one
+      const Decoded<Connect> clear = read_connect_clear(sealed);
+      REQUIRE(clear.ok());
+      CHECK(clear->kind == kind);
+      CHECK(clear->nonce == 0x1234);
+      CHECK(clear->cookie == cookie_of(5));
+      CHECK(clear->joiner_key == key_of(11));
+      CHECK(clear->token == c.token);
+      CHECK_FALSE(clear->reclaim.has_value());
+      const Decoded<Connect> full = read_connect_sealed(out, *clear);
+      REQUIRE(full.ok());
+      CHECK(full->reclaim == c.reclaim);
+      // A connect one byte short or long, or of an unknown kind, is malformed.
+      sealed.pop_back();
+      CHECK(read_connect_clear(sealed).drop == DropReason::malformed);
+      sealed.resize(sealed.size() + 2);
+      CHECK(read_connect_clear(sealed).drop == DropReason::malformed);
+      sealed.pop_back();
+      sealed[k_header_bytes] = std::byte{3};
+      CHECK(read_connect_clear(sealed).drop == DropReason::malformed);
+      // A spectator's claim is malformed, and so is a slot past the largest session.
+      c.role = Role::spectator;
+      write_connect(out, {MessageType::connect, 0, 3}, c);
+      CHECK(read_connect_sealed(out, *clear).drop == DropReason::malformed);
+      c.role = Role::player;
+      c.reclaim = Reclaim{0xFEED, k_max_session_players, 0x5EC12E7};
+      write_connect(out, {MessageType::connect, 0, 3}, c);
+      CHECK(read_connect_sealed(out, *clear).drop == DropReason::malformed);
+    }
     Welcome w;
     w.nonce = 0x1234;
     w.session = 0xFEED;
@@ -234,7 +278,7 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
 TEST_CASE("a running session's datagrams are small", "[net][wire][size]") {
   // 4 players, 2-byte inputs, one new tick and one hash per datagram, acknowledgements close by:
   // what a peer sends and receives each tick in steady state, timing excluded (it rides on every
-  // eighth datagram).
+  // eighth datagram), sealed (the 16-byte tag): within the 40 bytes a tick each way.
   std::vector<std::byte> out;
   Update u;
   u.relay_ack = 12'000;
@@ -244,8 +288,8 @@ TEST_CASE("a running session's datagrams are small", "[net][wire][size]") {
   u.inputs = input;
   u.hashes_first_tick = 11'999;
   u.hash_count = 1;
-  write_update(out, {MessageType::update, 3, 1, 1}, u, 2);
-  CHECK(out.size() <= 26);
+  write_update(out, {MessageType::update, 3, 1}, u, 2);
+  CHECK(out.size() + k_packet_tag_bytes <= 38);
   Relay r;
   r.first_tick = 12'001;
   r.input_ack = 12'003;
@@ -254,29 +298,16 @@ TEST_CASE("a running session's datagrams are small", "[net][wire][size]") {
   r.inputs = others;
   r.own_slot_omitted = true;
   r.running = true;
-  write_relay(out, {MessageType::relay, 3, 1, 1}, r, 4, 2);
-  CHECK(out.size() <= 24);
-}
-
-TEST_CASE("sequence numbers compare with wrap-around so that no value locks the later ones out", "[net][wire]") {
-  CHECK(sequence_newer(2, 1));
-  CHECK_FALSE(sequence_newer(1, 2));
-  CHECK_FALSE(sequence_newer(5, 5));
-  CHECK(sequence_newer(3, 65'534));  // across the wrap
-  CHECK_FALSE(sequence_newer(65'534, 3));
-  // Whatever a hostile 0xFFFF sets, half of all later values count as newer again.
-  std::uint16_t newer = 0;
-  for (std::uint32_t s = 0; s < 65'536; ++s) {
-    if (sequence_newer(static_cast<std::uint16_t>(s), 0xFFFF)) ++newer;
-  }
-  CHECK(newer == 32'767);
+  write_relay(out, {MessageType::relay, 3, 1}, r, 4, 2);
+  CHECK(out.size() + k_packet_tag_bytes <= 36);
 }
 
 TEST_CASE("the header names what is wrong with a datagram", "[net][wire][hostile]") {
-  std::vector<std::byte> d;
-  write_bye(d, k_header, {1});
   CHECK(read_header(std::vector<std::byte>(5)).drop == DropReason::short_datagram);
   CHECK(read_header(std::vector<std::byte>(k_max_datagram_bytes + 1)).drop == DropReason::oversized);
+  // A clear header: magic, version, type.
+  std::vector<std::byte> d;
+  write_hello(d, k_header, {1});
   std::vector<std::byte> bad = d;
   bad[0] = std::byte{0};
   CHECK(read_header(bad).drop == DropReason::bad_magic);
@@ -287,6 +318,23 @@ TEST_CASE("the header names what is wrong with a datagram", "[net][wire][hostile
   bad = d;
   bad[3] = std::byte{99};
   CHECK(read_header(bad).drop == DropReason::unknown_type);
+  bad = d;
+  bad[3] = static_cast<std::byte>(MessageType::update);  // a sealed type in the clear layout
+  CHECK(read_header(bad).ok());
+  CHECK(read_header(bad)->clear);
+  // A sealed header: 4 bytes, its type with the top bit set, never a clear type.
+  write_bye(d, k_header, {1});
+  CHECK(d.size() == k_sealed_header_bytes + 1);
+  CHECK(std::to_integer<int>(d[0]) == (0x80 | static_cast<int>(MessageType::bye)));
+  CHECK_FALSE(read_header(d)->clear);
+  CHECK(read_header(std::span<const std::byte>(d).first(3)).drop == DropReason::short_datagram);
+  for (const MessageType clear : {MessageType::hello, MessageType::challenge, MessageType::connect}) {
+    bad = d;
+    bad[0] = static_cast<std::byte>(0x80 | static_cast<int>(clear));
+    CHECK(read_header(bad).drop == DropReason::unknown_type);
+  }
+  bad[0] = std::byte{0x80 | 99};
+  CHECK(read_header(bad).drop == DropReason::unknown_type);
 }
 
 TEST_CASE("hostile payloads are refused as malformed and never read past their end", "[net][wire][hostile]") {
@@ -296,13 +344,13 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
   std::vector<std::byte> relay;
   write_relay(relay, k_header, sample_relay(storage), 4, 2);
   std::vector<std::byte> hello;
-  write_hello(hello, k_header, {Role::player, 1, 2, {}});
+  write_hello(hello, k_header, {1});
 
   SECTION("every truncation") {
-    for (std::size_t n = k_header_bytes; n < update.size(); ++n) {
+    for (std::size_t n = k_sealed_header_bytes; n < update.size(); ++n) {
       CHECK(read_update(std::span<const std::byte>(update).first(n), 2).drop == DropReason::malformed);
     }
-    for (std::size_t n = k_header_bytes; n < relay.size(); ++n) {
+    for (std::size_t n = k_sealed_header_bytes; n < relay.size(); ++n) {
       CHECK(read_relay(std::span<const std::byte>(relay).first(n), 4, 2).drop == DropReason::malformed);
     }
     for (std::size_t n = k_header_bytes; n < hello.size(); ++n) {
@@ -317,7 +365,7 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
   }
   SECTION("unknown flags, counts out of bounds, overlong varints, ticks past the bound") {
     std::vector<std::byte> bad = update;
-    bad[k_header_bytes] |= std::byte{0x80};  // a flag this version does not know
+    bad[k_sealed_header_bytes] |= std::byte{0x40};  // a flag this version does not know
     CHECK(read_update(bad, 2).drop == DropReason::malformed);
     Update u = sample_update();
     u.inputs = {};
@@ -327,13 +375,13 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
     std::vector<std::byte> plain;
     write_update(plain, k_header, u, 2);
     bad = plain;
-    bad[k_header_bytes + 1] = std::byte{0x80};  // relay_ack 0 as an overlong varint: 0x80 0x00
-    bad.insert(bad.begin() + static_cast<long>(k_header_bytes + 2), std::byte{0x00});
+    bad[k_sealed_header_bytes + 1] = std::byte{0x80};  // relay_ack 0 as an overlong varint: 0x80 0x00
+    bad.insert(bad.begin() + static_cast<long>(k_sealed_header_bytes + 2), std::byte{0x00});
     CHECK(read_update(bad, 2).drop == DropReason::malformed);
     bad = plain;
-    bad[k_header_bytes + 1] = std::byte{0xFF};  // a relay_ack of 2^42 - 1: six bytes, past the bound
-    for (int i = 0; i < 5; ++i) bad.insert(bad.begin() + static_cast<long>(k_header_bytes + 2), std::byte{0xFF});
-    bad[k_header_bytes + 6] = std::byte{0x7F};
+    bad[k_sealed_header_bytes + 1] = std::byte{0xFF};  // a relay_ack of 2^42 - 1: six bytes, past the bound
+    for (int i = 0; i < 5; ++i) bad.insert(bad.begin() + static_cast<long>(k_sealed_header_bytes + 2), std::byte{0xFF});
+    bad[k_sealed_header_bytes + 6] = std::byte{0x7F};
     CHECK(read_update(bad, 2).drop == DropReason::malformed);
     // A relay with a tick count of 0, and of 33.
     Relay r;
@@ -392,7 +440,7 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
     // Each writer puts its own type in the header, which the readers do not look at: the payloads
     // must be the same bytes.
     const auto payload = [](const std::vector<std::byte>& datagram) {
-      return std::vector<std::byte>(datagram.begin() + static_cast<std::ptrdiff_t>(k_header_bytes), datagram.end());
+      return std::vector<std::byte>(datagram.begin() + static_cast<std::ptrdiff_t>(k_sealed_header_bytes), datagram.end());
     };
     INFO("a datagram of " << d.size() << " bytes; a relay of " << players << " players, " << input_bytes
                           << "-byte inputs");
@@ -421,8 +469,8 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
   SECTION("random bytes after a valid header") {
     for (int i = 0; i < 20'000; ++i) {
       std::vector<std::byte> d = update;
-      d.resize(k_header_bytes + rng.below(64));
-      for (std::size_t j = k_header_bytes; j < d.size(); ++j) d[j] = static_cast<std::byte>(rng.below(256));
+      d.resize(k_sealed_header_bytes + rng.below(64));
+      for (std::size_t j = k_sealed_header_bytes; j < d.size(); ++j) d[j] = static_cast<std::byte>(rng.below(256));
       const std::uint32_t players = 1 + rng.below(8);
       const std::uint32_t input_bytes = 1 + rng.below(16);
       check_datagram(d, players, input_bytes);
@@ -435,7 +483,7 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
       const bool is_update = i % 2 == 0;
       std::vector<std::byte> d = is_update ? update : relay;
       for (std::uint32_t n = 1 + rng.below(3); n > 0; --n) {
-        d[k_header_bytes + rng.below(static_cast<std::uint32_t>(d.size() - k_header_bytes))] =
+        d[k_sealed_header_bytes + rng.below(static_cast<std::uint32_t>(d.size() - k_sealed_header_bytes))] =
             static_cast<std::byte>(rng.below(256));
       }
       if (rng.below(8) == 0) d.resize(d.size() - 1 - rng.below(4));

@@ -97,8 +97,19 @@ TEST_CASE("the duel example plays a networked game from its own loop, and both s
   TempDir dir;
   const std::string port = std::to_string(lockstep::testing::free_udp_port());
   RunningProcess server(k_duel, {"serve", "--port", port, "--ticks", "300", "--record", dir.file("red.lsr")});
-  REQUIRE(server.wait_for("waiting for blue"));
-  RunningProcess client(k_duel, {"connect", "127.0.0.1:" + port, "--record", dir.file("blue.lsr")});
+  REQUIRE(server.wait_for("duel: invite "));
+  const std::string out = server.output();
+  const std::size_t at = out.find("duel: invite ") + std::string("duel: invite ").size();
+  const std::string invite = out.substr(at, out.find('\n', at) - at);
+  // Without the invite, or with a damaged one, blue does not get in.
+  const ProcessResult stranger = run_process(k_duel, {"connect", "127.0.0.1:" + port});
+  CHECK(stranger.exit_code == 2);
+  std::string damaged = invite;
+  damaged[10] = damaged[10] == 'A' ? 'B' : 'A';
+  const ProcessResult typo = run_process(k_duel, {"connect", "127.0.0.1:" + port, "--invite", damaged});
+  CHECK(typo.exit_code == 2);
+  CHECK_THAT(typo.err, Catch::Contains("damaged"));
+  RunningProcess client(k_duel, {"connect", "127.0.0.1:" + port, "--invite", invite, "--record", dir.file("blue.lsr")});
   const ProcessResult red = server.finish();
   const ProcessResult blue = client.finish();
   REQUIRE(red.exit_code == 0);

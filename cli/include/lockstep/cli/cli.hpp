@@ -24,6 +24,7 @@
 #include "lockstep/cli/command.hpp"
 #include "lockstep/cli/detail/export_command.hpp"
 #include "lockstep/cli/detail/net_commands.hpp"
+#include "lockstep/cli/detail/credential_commands.hpp"
 #include "lockstep/cli/detail/play_command.hpp"
 #include "lockstep/cli/detail/replay_commands.hpp"
 #include "lockstep/cli/detail/run_command.hpp"
@@ -94,6 +95,7 @@ int main(int argc, char** argv, const std::string& program = {}) {
     detail::add_join_command<S>(join, net::Role::player, &exit_code);
     detail::add_join_command<S>(spectate, net::Role::spectator, &exit_code);
   });
+  detail::add_credential_commands(app, &exit_code);
   (detail::add_commands<Sims>(app, &exit_code), ...);
   return run_app(app, argc, argv, exit_code);
 }

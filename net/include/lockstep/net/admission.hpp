@@ -1,11 +1,12 @@
 #pragma once
 /// Who gets into a session, and how: the host's side of the handshake before a connection
-/// exists. A hello is answered with a challenge (a cookie: a keyed hash of the address, the
-/// joiner's nonce and a ten-second epoch) until it echoes one, so nothing is given to an address
-/// that does not receive there, and nothing sent before the cookie returns is larger than the
-/// hello that asked; then a place is chosen (a spectator's, a free slot, or a slot reclaimed with
-/// its key) or refused with a reason. Admission also draws the session's unpredictable numbers —
-/// the session id, tokens and slot keys — from the caller's source, never from a clock.
+/// exists. A hello is answered with a challenge (a cookie: a keyed BLAKE2b of the address, the
+/// joiner's nonce and a ten-second epoch) that its connect must echo, so nothing is given to an
+/// address that does not receive there, and nothing sent before the cookie returns is larger than
+/// the hello that asked; once the connect has proved its credential, a place is chosen (a
+/// spectator's, a free slot, or a slot reclaimed with its key) or refused with a reason.
+/// Admission also draws the session's unpredictable numbers — the session id, slot keys, path
+/// challenges — from the caller's source, never from a clock.
 
 #include <array>
 #include <cstdint>
@@ -35,17 +36,23 @@ struct Places {
 
 class Admission {
  public:
-  /// `secret` keys the cookies (from a real random source, never sent). `random` draws the
-  /// session id, tokens and keys; unset, they are derived from the secret, so a test repeats.
+  /// `random` draws the cookies' key, the session id and the keys (a cryptographic source in a
+  /// program); unset, they are derived from `secret`, so a test repeats.
   Admission(std::uint64_t secret, std::function<std::uint64_t()> random, std::uint32_t players, bool relay);
+  ~Admission();
+  Admission(const Admission&) = delete;
+  Admission& operator=(const Admission&) = delete;
 
-  /// The cookie `from` must echo, when `hello` does not carry the one for its address and nonce
-  /// of this epoch or the last (a cookie is good for 10 to 20 seconds); nothing when it does.
-  [[nodiscard]] std::optional<std::uint64_t> challenge(const Endpoint& from, const Hello& hello, Instant now) const;
+  /// The cookie a connect from `from` with `nonce` must echo, in this epoch.
+  [[nodiscard]] Cookie cookie(const Endpoint& from, std::uint64_t nonce, Instant now) const;
+  /// Whether `cookie` is the one for `from` and `nonce` of this epoch or the last (a cookie is good
+  /// for 10 to 20 seconds), compared in constant time.
+  [[nodiscard]] bool cookie_holds(const Endpoint& from, std::uint64_t nonce, const Cookie& cookie, Instant now) const;
 
-  /// Where `hello` may go in session `session`: a slot, k_no_slot for a spectator, or a refusal.
-  [[nodiscard]] std::variant<std::uint8_t, Refusal> place(const Hello& hello, const Places& places,
-                                                          std::uint64_t session) const;
+  /// Where a joiner of `role` (its credential's) with `reclaim` may go in session `session`: a
+  /// slot, k_no_slot for a spectator, or a refusal.
+  [[nodiscard]] std::variant<std::uint8_t, Refusal> place(Role role, const std::optional<Reclaim>& reclaim,
+                                                          const Places& places, std::uint64_t session) const;
 
   /// Whether a datagram of another protocol version may be answered with a version refusal: only
   /// a hello, and only one at least as large as the refusal (no amplification).
@@ -53,19 +60,20 @@ class Admission {
 
   /// An unpredictable 64-bit number (the session id).
   std::uint64_t random_u64();
-  /// A connection's token: never 0.
-  std::uint32_t new_token();
+  /// 32 unpredictable bytes (a key pair's seed), from four numbers.
+  std::array<std::byte, 32> random_bytes32();
   /// A new key for `slot`, drawn when a player first takes it: it reclaims the slot later.
   void new_slot_key(std::uint8_t slot);
   [[nodiscard]] std::uint64_t slot_key(std::uint8_t slot) const { return slot_keys_[slot]; }
 
  private:
-  [[nodiscard]] std::uint64_t cookie_for(const Endpoint& from, std::uint64_t nonce, std::uint64_t epoch) const;
+  [[nodiscard]] Cookie cookie_for(const Endpoint& from, std::uint64_t nonce, std::uint64_t epoch) const;
   /// The slot `reclaim` names when it is a valid claim on this session, else k_no_slot.
   [[nodiscard]] std::uint8_t reclaimable(const Reclaim& reclaim, std::uint64_t session) const;
 
   std::uint64_t secret_;
   std::function<std::uint64_t()> random_;
+  std::array<std::byte, 32> cookie_key_{};  ///< drawn first; wiped when admission goes
   std::uint32_t players_;
   bool relay_;
   std::uint64_t drawn_ = 0;  ///< numbers derived from the secret so far

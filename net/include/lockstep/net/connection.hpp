@@ -1,7 +1,7 @@
 #pragma once
-/// One joiner as the host knows it: its connection id and token (how its datagrams are told
-/// apart from everyone else's, at whatever address), its place (a player slot, or a spectator's),
-/// its phase, and what it has acknowledged. A connection's phase is one value; HostProtocol makes
+/// One joiner as the host knows it: its connection id and keys (how its datagrams are told apart
+/// from everyone else's and proven its own, at whatever address), its place (a player slot, or a
+/// spectator's), its phase, and what it has acknowledged. A connection's phase is one value; HostProtocol makes
 /// every change of it (Connection only names the phases and answers questions about them).
 
 #include <array>
@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "lockstep/net/datagram_socket.hpp"
+#include "lockstep/net/packet_protection.hpp"
 #include "lockstep/net/rtt_meter.hpp"
 #include "lockstep/net/state_sender.hpp"
 #include "lockstep/net/wire.hpp"
@@ -33,14 +34,27 @@ enum class ConnectionPhase : std::uint8_t {
 struct Connection {
   std::uint8_t id = 0;
   Endpoint endpoint;
-  std::uint32_t token = 0;
+  /// The handshake's keys (its connect's numbers; welcomes and refusals are sealed once under them)
+  /// and the traffic's (everything else): both set at admission, never empty after.
+  std::optional<PacketProtection> handshake;
+  std::optional<PacketProtection> protection;
+  PublicKey host_ephemeral{};        ///< the host's key for this connection, in its welcome
+  PublicKey joiner_key{};            ///< its connect's: a connect sent again names it
+  std::uint64_t client_id = 0;       ///< its connect token's client id (0: not a token's)
   std::uint64_t nonce = 0;           ///< its hello's
   std::uint8_t slot = k_no_slot;     ///< k_no_slot: a spectator
   ConnectionPhase phase = ConnectionPhase::welcomed;
   /// It joined under way once: its relays carry its own slot's inputs too (the ticks before it
   /// plays may hold a previous holder's).
   bool joined_late = false;
-  std::uint16_t last_sequence = 0;
+  /// An address an opened, newer datagram came from: for 3 s it gets relays of its own carrying a
+  /// challenge, and the connection moves there once an update from there echoes it.
+  struct Candidate {
+    Endpoint endpoint;
+    std::uint64_t challenge = 0;
+    Instant since{0};
+  };
+  std::optional<Candidate> candidate;
   Instant last_heard{0};
   Instant last_welcome{0};
   std::uint64_t relay_ack = 0;       ///< relayed ticks it holds
@@ -49,9 +63,9 @@ struct Connection {
   /// Its hashes of ticks the host has yet to step (a peer may be ahead): compared when it does.
   std::array<WireHash, k_hash_window> early_hashes{};
   std::bitset<k_hash_window> early{};
-  /// After a resync, its hashes count only in updates from this sequence number on (older ones,
+  /// After a resync, its hashes count only in updates from this packet number on (older ones,
   /// reordered, carry hashes of the state it left).
-  std::optional<std::uint16_t> hashes_from;
+  std::optional<std::uint64_t> hashes_from;
   std::uint32_t sends = 0;
   RttMeter rtt;
   std::optional<StateTransfer> transfer;  ///< the host's state on its way to it

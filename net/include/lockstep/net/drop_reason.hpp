@@ -19,12 +19,14 @@ enum class DropReason : std::uint8_t {
   malformed,           ///< a field out of bounds, a length that disagrees, trailing bytes
   unknown_address,     ///< from an address that is not the host (on a peer)
   unknown_connection,  ///< a connection id the host never gave out, or one that has left
-  bad_token,           ///< the connection's token does not match
+  unauthenticated,     ///< did not open under the connection's keys, or a connect under no credential the host has
+  replayed,            ///< a packet number already opened or too old to tell; a copy of a spent connect
   unexpected_type,     ///< a message that makes no sense in this phase or direction
   spectator_inputs,    ///< a spectator sent inputs
   invalid_input,       ///< an input the simulation's decoder rejects (replaced by the neutral one)
   far_ahead,           ///< inputs or hashes for ticks far beyond anything possible now
-  stale,               ///< from a new address, too far out of sequence to move its connection there
+  expired_credential,  ///< a connect token that has expired
+  busy,                ///< a connect beyond what the host does public-key work for, for now
   simulated_loss,      ///< the fault simulator dropped it on purpose
   bad_checksum,        ///< a state piece whose bytes do not match its checksum
   count_
@@ -36,9 +38,9 @@ inline constexpr std::size_t k_drop_reasons = static_cast<std::size_t>(DropReaso
 constexpr std::string_view drop_reason_name(DropReason reason) {
   constexpr std::array<std::string_view, k_drop_reasons> names = {
       "none",          "short",           "oversized",          "bad magic",     "bad version",
-      "unknown type",  "malformed",       "unknown address",    "unknown connection", "bad token",
-      "unexpected type", "spectator inputs", "invalid input",   "far ahead",     "stale",         "simulated loss",
-      "bad checksum"};
+      "unknown type",  "malformed",       "unknown address",    "unknown connection", "unauthenticated",
+      "replayed",      "unexpected type", "spectator inputs",   "invalid input", "far ahead",     "expired credential",
+      "busy",          "simulated loss", "bad checksum"};
   return names[static_cast<std::size_t>(reason)];
 }
 

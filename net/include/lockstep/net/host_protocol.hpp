@@ -4,13 +4,18 @@
 /// controller — and keeps what joins them: every connection and its phase, the relays, the hash
 /// comparison, departures, and the session's own phase (waiting, countdown, running, ending).
 ///
-/// Joiners are known by the connection id and token of their welcome, not by address: two peers
-/// behind one address get two slots, and a peer whose port changes keeps its slot once a newer
-/// datagram with its token arrives from the new address. Before a joiner has echoed its cookie
-/// the host sends it nothing larger than the hello that asked, and remembers nothing of it.
+/// Joiners are known by the connection id of their welcome and proven by its keys, not by
+/// address: two peers behind one address get two slots, and a peer whose port changes keeps its
+/// slot once a newer datagram that opens under its keys arrives from the new address. Before a
+/// joiner has echoed its cookie the host sends it nothing larger than the hello that asked, does
+/// no public-key work for it and remembers nothing of it; before its connect has opened under a
+/// credential's secret it remembers nothing either.
 
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -19,6 +24,7 @@
 #include "lockstep/net/delay_controller.hpp"
 #include "lockstep/net/input_assembly.hpp"
 #include "lockstep/net/lockstep_protocol.hpp"
+#include "lockstep/net/packet_protection.hpp"
 #include "lockstep/net/session_config.hpp"
 #include "lockstep/net/state_sender.hpp"
 
@@ -78,6 +84,9 @@ class HostProtocol final : public LockstepProtocol {
   /// State transfers under way.
   [[nodiscard]] std::size_t transfers() const;
 
+  /// The host's public key: its challenges name it, and its invite codes carry it.
+  [[nodiscard]] const PublicKey& host_key() const { return host_key_.public_key(); }
+
   /// The delay the players' round trips call for now (DelayController::needed of the slowest
   /// player's 95th-percentile round trip); nothing before a player's round trip is measured.
   [[nodiscard]] std::optional<std::uint32_t> needed_delay() const;
@@ -92,21 +101,53 @@ class HostProtocol final : public LockstepProtocol {
     refused,       ///< it never got in (its refusal is sent): forgotten
   };
 
+  /// A secret that may have sealed a connect, and what it grants.
+  struct CredentialCandidate {
+    CredentialSecret secret{};
+    std::optional<Role> role;        ///< nothing: the role the joiner asks for (an open session)
+    std::uint8_t slot = k_no_slot;   ///< a token's fixed slot
+    std::uint64_t client_id = 0;     ///< a token's
+  };
+
   // Datagrams.
   void handle_hello(const Endpoint& from, std::span<const std::byte> datagram, Instant now);
-  void handle_update(Connection& c, std::span<const std::byte> datagram, std::uint16_t sequence, Instant now);
+  void handle_connect(const Endpoint& from, const Header& h, std::span<const std::byte> datagram, Instant now);
+  /// The secrets a connect may have been sealed with under the host's credentials (none: nothing
+  /// admits it; an expired token sets token_expired_).
+  std::size_t credential_candidates(const Connect& connect, std::array<CredentialCandidate, 2>& out);
+  void handle_update(Connection& c, const Endpoint& from, std::span<const std::byte> datagram, std::uint64_t number,
+                     Instant now);
+  /// An opened, newer datagram of `c` came from `from`, not its address.
+  void follow(Connection& c, const Endpoint& from, Instant now);
   void take_inputs(Connection& c, const Update& update);
-  void take_hashes(Connection& c, const Update& update, std::uint16_t sequence);
-  void take_state_ack(Connection& c, const Update& update, std::uint16_t sequence);
+  void take_hashes(Connection& c, const Update& update, std::uint64_t number);
+  void take_state_ack(Connection& c, const Update& update, std::uint64_t number);
+  /// Writes a message for `c` with `write(buffer, header)`, seals it under its keys and sends it
+  /// to `to` (its address, unless a relay's path challenge goes to a candidate).
+  template <class Write>
+  void send_sealed(Connection& c, MessageType type, Write&& write) {
+    send_sealed_to(c, c.endpoint, type, std::forward<Write>(write));
+  }
+  template <class Write>
+  void send_sealed_to(Connection& c, const Endpoint& to, MessageType type, Write&& write) {
+    std::vector<std::byte>& out = outbox().next(to);
+    write(out, Header{type, c.id, static_cast<std::uint16_t>(c.protection->next_number())});
+    c.protection->seal(out, k_sealed_header_bytes);
+  }
+  /// 24 random bytes for a message sealed once.
+  OnceNonce once_nonce();
+  /// Takes one handshake's public-key work from the budget; false when it is spent.
+  bool take_key_work(Instant now);
   // Admission.
-  Connection* admit(const Endpoint& from, const Hello& hello, Instant now);
+  Connection* admit(const Endpoint& from, const Connect& connect, Role role, const CredentialCandidate& credential,
+                    PacketProtection handshake, Instant now);
   void reclaim_slot(std::uint8_t slot);
   [[nodiscard]] Places places() const;
   [[nodiscard]] std::uint8_t free_slot() const;
   [[nodiscard]] std::uint8_t free_connection_id() const;
   void activate(Connection& c);
   void welcome(Connection& c, Instant now);
-  void refuse(const Endpoint& from, std::uint64_t nonce, const Refusal& refusal);
+  void refuse(const Endpoint& from, std::uint64_t nonce, const Refusal& refusal, const ConnectionKeys& keys);
   // Hashes.
   void compare_hashes(Connection& c);
   void diverged(Connection& c, std::uint64_t tick);
@@ -119,7 +160,7 @@ class HostProtocol final : public LockstepProtocol {
   void send_state(Connection& c, Instant now);
   // Departures.
   void depart(Connection& c, Departure how);
-  void say_goodbye(const Connection& c);
+  void say_goodbye(Connection& c);
   void forget_departed();
   void watch_silences(Instant now);
   [[nodiscard]] bool blocked_too_long(std::uint8_t slot, Instant now) const;
@@ -142,6 +183,7 @@ class HostProtocol final : public LockstepProtocol {
   Instant known_advanced_at_{0}; ///< when the last tick was completed
   std::optional<Instant> ending_since_;  ///< when the session reached its end tick, or desynced
   Admission admission_;
+  KeyExchangePair host_key_;  ///< drawn once per host; its secret half is wiped with it
   InputAssembly inputs_;
   StateSender state_sender_;
   DelayController delay_;
@@ -150,6 +192,12 @@ class HostProtocol final : public LockstepProtocol {
   /// Per slot: the tick of its player's last divergence (resyncing), 0 for none.
   std::array<std::uint64_t, k_max_session_players> slot_diverged_at_{};
   std::vector<std::byte> relay_scratch_;
+  std::vector<std::byte> scratch_;  ///< a received datagram, opened in place
+  /// Joiner keys whose connect admitted a joiner in the last 20 s (a cookie's life), oldest first.
+  std::deque<std::pair<PublicKey, Instant>> spent_;
+  bool token_expired_ = false;  ///< the last token checked had expired
+  double key_work_ = 64;        ///< handshakes whose public-key work may be done now (take_key_work)
+  Instant key_work_at_{0};
   bool wants_state_ = false;
   bool reclaiming_ = false;  ///< a reclaim is taking a slot from its previous holder
 };

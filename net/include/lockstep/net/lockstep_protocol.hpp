@@ -117,9 +117,6 @@ class LockstepProtocol {
  protected:
   LockstepProtocol() = default;
 
-  Header header(MessageType type, std::uint8_t connection, std::uint32_t token) {
-    return Header{type, connection, token, ++sequence_};
-  }
   void emit(ProtocolEvent event) { events_.push_back(std::move(event)); }
   void end(Outcome outcome, std::string message) {
     if (outcome_) return;
@@ -244,7 +241,6 @@ class LockstepProtocol {
   DropCounts drops_;
   std::optional<Outcome> outcome_;
   std::string end_message_;
-  std::uint16_t sequence_ = 0;
 };
 
 }  // namespace lockstep::net

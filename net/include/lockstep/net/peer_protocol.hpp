@@ -1,8 +1,9 @@
 #pragma once
 /// A joiner's side of the lockstep protocol, without I/O: a player or a spectator. It says hello
-/// until challenged and welcomed, checks that the host runs the same simulation (name,
-/// compatibility id, input size, configuration) before anything else, then sends its own inputs
-/// and hashes once a tick and takes the host's relayed ticks.
+/// until challenged, then connects with its key and credential until welcomed; checks that the
+/// host runs the same simulation (name, compatibility id, input size, configuration) before
+/// anything else, then sends its own inputs and hashes once a tick and takes the host's relayed
+/// ticks. Everything after the challenge is sealed under the connection's keys.
 ///
 /// States: hello → challenged → welcomed → running → ended.
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "lockstep/net/lockstep_protocol.hpp"
+#include "lockstep/net/packet_protection.hpp"
 #include "lockstep/net/session_config.hpp"
 #include "lockstep/net/state_receiver.hpp"
 
@@ -91,7 +93,15 @@ class PeerProtocol final : public LockstepProtocol {
   bool take_tick(std::uint64_t tick, std::span<const std::byte> others);
   void take_acks(const Relay& relay);
   void take_slots(const Relay& relay);
+  void handle_challenge(const Challenge& challenge, Instant now);
   void send_hello(Instant now);
+  /// Writes a message with `write(buffer, header)` and seals it under the connection's keys.
+  template <class Write>
+  void send_sealed(MessageType type, Write&& write) {
+    std::vector<std::byte>& out = outbox().next(config_.host);
+    write(out, Header{type, connection_, static_cast<std::uint16_t>(protection_->next_number())});
+    protection_->seal(out, k_sealed_header_bytes);
+  }
   void send_update(Instant now);
   void say_goodbye();
   /// Ends the protocol with `outcome`, and says so with its event.
@@ -103,9 +113,16 @@ class PeerProtocol final : public LockstepProtocol {
   Instant asked_at_;
   Instant last_heard_{0};
   std::optional<Instant> finished_since_;  ///< when it stepped its last tick
-  std::uint64_t cookie_ = 0;
+  /// This join's key pair: drawn once, for every connect; wiped once the traffic keys are derived.
+  std::optional<KeyExchangePair> key_;
+  PublicKey own_key_{};                        ///< its public half
+  std::optional<PublicKey> host_key_;          ///< the challenge's
+  std::optional<PacketProtection> handshake_;  ///< from the challenge on: connects, welcome, refusal
+  std::optional<PacketProtection> protection_; ///< from the welcome on: everything else
+  Cookie cookie_{};
   std::uint8_t connection_ = 0;
-  std::uint32_t token_ = 0;
+  std::optional<std::uint64_t> path_response_;  ///< the last relay's path challenge, echoed
+  std::vector<std::byte> scratch_;              ///< a received datagram, opened in place
   std::vector<std::byte> sim_config_;
   std::vector<std::byte> own_;          ///< own inputs of ticks own_first_ … own_through_
   std::uint64_t own_first_ = 0;

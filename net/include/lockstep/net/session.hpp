@@ -79,6 +79,10 @@ class Session {
     if (host.tick_rate_hz < 1 || host.tick_rate_hz > 1000) return fail("the tick rate is 1 to 1000 Hz");
     if (host.end_tick < 1 || host.end_tick >= k_tick_limit) return fail("the session needs 1 to ", k_tick_limit - 1, " ticks");
     if (host.secret == 0) return fail("the host needs a secret from a real random source (HostConfig::secret)");
+    if (!crypto_ready()) return fail("libsodium cannot start here (no source of randomness): nothing can be sealed");
+    if (host.credentials.token_key && !host.credentials.unix_seconds) {
+      return fail("a host that admits connect tokens needs the time of day (HostCredentials::unix_seconds)");
+    }
     if (host.start_with > players) return fail("a session of ", players, " players cannot start with ", host.start_with);
     HostProtocolConfig p;
     static_cast<HostSettings&>(p) = host;
@@ -107,6 +111,7 @@ class Session {
   /// Joins the session hosted at `join.host` (as a player or a spectator).
   static Result<Session> join(const JoinConfig& join, Instant now) {
     if (join.nonce == 0) return fail("a joiner needs a random nonce that is not 0 (JoinConfig::nonce)");
+    if (!crypto_ready()) return fail("libsodium cannot start here (no source of randomness): nothing can be sealed");
     PeerProtocolConfig p;
     static_cast<JoinSettings&>(p) = join;
     p.sim_name = std::string(S::k_name);

@@ -10,10 +10,36 @@
 #include <optional>
 #include <string>
 
+#include "lockstep/net/connect_token.hpp"
 #include "lockstep/net/datagram_socket.hpp"
+#include "lockstep/net/packet_protection.hpp"
 #include "lockstep/net/wire.hpp"
 
 namespace lockstep::net {
+
+/// Whom a host lets in (net/PROTOCOL.md, "Credentials"): nobody unless one of these is set. Every
+/// session is sealed whatever admits its joiners.
+struct HostCredentials {
+  /// Anyone who completes the handshake, as the role it asks for (a LAN, a test). The keys are
+  /// still per connection and forward-secret, but nothing authenticates either side.
+  bool open = false;
+  /// The secrets of the host's invite codes (invite_code.hpp): one for players, one for spectators.
+  std::optional<CredentialSecret> player_invite;
+  std::optional<CredentialSecret> spectator_invite;
+  /// Admits holders of connect tokens minted under this key (connect_token.hpp) for `host_id`
+  /// that have not expired by `unix_seconds()` (the host's wall clock; required with a key).
+  std::optional<TokenKey> token_key;
+  std::uint64_t host_id = 0;
+  std::function<std::uint64_t()> unix_seconds;
+};
+
+/// What a joiner proves it may join with.
+struct JoinCredential {
+  CredentialKind kind = CredentialKind::open;
+  CredentialSecret secret{};          ///< an invite's or a token's client secret
+  std::optional<PublicKey> host_key;  ///< an invite's: the only key the host's challenge may name
+  TokenBlob token{};                  ///< a token's sealed part
+};
 
 /// How a host runs its session.
 struct HostSettings {
@@ -37,12 +63,14 @@ struct HostSettings {
   std::chrono::milliseconds timeout_after{5000};  ///< … and this long, gone
   std::chrono::milliseconds countdown{500};       ///< from the last slot filled to tick 1
   std::chrono::milliseconds wait_timeout{0};      ///< give up waiting for players (0: never)
-  /// Keys the cookies: from a real random source (std::random_device), never simulation state,
-  /// never 0. Tests give a fixed value to repeat a run exactly.
+  /// Seeds what `random` derives when it is unset: never 0. Tests give a fixed value to repeat a
+  /// run exactly.
   std::uint64_t secret = 0;
-  /// Draws the session id and the tokens, each on its own: std::random_device in a real program.
-  /// Unset: derived from `secret` (tests).
+  /// Draws the host's key pair, the cookies' key, the session id, slot keys and challenges: a
+  /// cryptographic source in a real program (random_u64() in packet_protection.hpp). Unset:
+  /// derived from `secret` (tests only: anyone who knows the secret knows every key).
   std::function<std::uint64_t()> random;
+  HostCredentials credentials;
 };
 
 /// How a joiner reaches a host and what it accepts.
@@ -52,6 +80,10 @@ struct JoinSettings {
   std::chrono::milliseconds timeout_after{5000};  ///< no answer, or a silent host, this long: give up
   /// Tells this joiner apart from others at its address: random and not 0, like HostSettings::secret.
   std::uint64_t nonce = 0;
+  /// Draws the joiner's key pair for the handshake: a cryptographic source in a real program.
+  /// Unset: derived from `nonce` (tests only).
+  std::function<std::uint64_t()> random;
+  JoinCredential credential;
   /// Joining a session under way, the largest state taken from the host (a snapshot; at most
   /// k_max_state_transfer_bytes): a larger one is refused.
   std::uint64_t max_state_bytes = std::uint64_t{16} << 20;

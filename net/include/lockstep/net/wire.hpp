@@ -1,12 +1,15 @@
 #pragma once
-/// The lockstep datagram protocol, version 5 (net/PROTOCOL.md describes every byte): one function
+/// The lockstep datagram protocol, version 6 (net/PROTOCOL.md describes every byte): one function
 /// per message type that writes it and one that reads it, with explicit, bounded little-endian
 /// parsing. Nothing outside this header and wire.cpp knows an offset.
 ///
-/// Every datagram starts with an 11-byte header: magic "LK", protocol version, message type, the
-/// connection id the host gave the sender (0 before the welcome), the connection's secret token and
-/// a 16-bit sequence number compared with wrap-around arithmetic. Tick numbers travel as varints,
-/// mostly as small signed offsets from an acknowledged tick.
+/// The handshake's clear messages (hello, challenge, connect, and a refusal of another version)
+/// start with a 7-byte header: magic "LK", protocol version, message type, connection id (0) and
+/// a packet number (the connect's). Every other message is sealed (packet_protection.hpp) and
+/// starts with a 4-byte header: its type with the top bit set (so never "L"), the connection id
+/// the host gave the joiner, and the low 16 bits of the sender's packet number; the magic and
+/// version are authenticated with it though not sent. The writers here write the plaintext,
+/// which the protocol seals, and the readers read what opened. Tick numbers travel as varints, mostly as small signed offsets from an acknowledged tick.
 ///
 /// Nothing here trusts its input: a reader returns the value or the reason to drop the datagram,
 /// and allocates nothing for the messages of a running session (inputs are views into the
@@ -22,15 +25,26 @@
 
 #include "lockstep/engine/tick_limit.hpp"
 #include "lockstep/net/drop_reason.hpp"
+#include "lockstep/net/packet_protection.hpp"
 
 namespace lockstep::net {
 
 inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
-inline constexpr std::uint8_t k_protocol_version = 5;
-inline constexpr std::size_t k_header_bytes = 11;
+inline constexpr std::uint8_t k_protocol_version = 6;
+/// The header of a clear message, and of a sealed one.
+inline constexpr std::size_t k_header_bytes = 7;
+inline constexpr std::size_t k_sealed_header_bytes = 4;
+/// A sealed message's first byte: its type with this bit set.
+inline constexpr std::uint8_t k_sealed_type_bit = 0x80;
+static_assert(k_protocol_context[0] == std::byte{k_wire_magic & 0xFF} && k_protocol_context[1] == std::byte{k_wire_magic >> 8} &&
+              k_protocol_context[2] == std::byte{6});
 /// A hello is padded to this size, so that nothing the host answers before the cookie returns
-/// (a challenge, a refusal) is larger than what asked for it.
-inline constexpr std::size_t k_hello_bytes = 48;
+/// (a challenge, a version refusal) is larger than what asked for it.
+inline constexpr std::size_t k_hello_bytes = 64;
+/// A cookie: a keyed BLAKE2b of the joiner's address, port, nonce and the epoch.
+inline constexpr std::size_t k_cookie_bytes = 16;
+/// A connect token's sealed part, as a backend mints it (connect_token.hpp).
+inline constexpr std::size_t k_token_blob_bytes = 99;
 /// No datagram is larger: well under the usual 1,500-byte MTU after IP and UDP headers.
 inline constexpr std::size_t k_max_datagram_bytes = 1400;
 /// Player slots a session has at most: every relay may carry the whole slot table.
@@ -54,34 +68,43 @@ inline constexpr std::uint32_t k_state_window_pieces = 64;
 inline constexpr std::uint8_t k_no_slot = 0xFF;
 
 enum class MessageType : std::uint8_t {
-  hello = 1,      ///< joiner → host: role, nonce, and the cookie once challenged
-  challenge = 2,  ///< host → joiner: echo this cookie in a hello (proves the address receives)
-  welcome = 3,    ///< host → joiner: connection, token, slot, the session and the simulation
-  refuse = 4,     ///< host → joiner: why not
+  hello = 1,      ///< joiner → host, in clear: its nonce (asks for a challenge)
+  challenge = 2,  ///< host → joiner, in clear: a cookie to echo (proves the address receives), the host's key
+  welcome = 3,    ///< host → joiner: connection, slot, the session and the simulation
+  refuse = 4,     ///< host → joiner: why not (in clear only for another version's hello)
   start = 5,      ///< host → all: everyone is here, step tick 1 after the countdown
   update = 6,     ///< peer → host: own inputs and hashes not yet acknowledged, acknowledgements
   relay = 7,      ///< host → peer: every tick's inputs the peer lacks, acknowledgements, slot states
   bye = 8,        ///< either way: leaving now
   state = 9,      ///< host → joiner: a piece of the state a late joiner starts from
+  connect = 10,   ///< joiner → host: cookie, key and credential in clear, role and claim sealed
 };
+
+/// Whether a message travels sealed, with the short header (every one but the handshake's first
+/// three, and a refusal of another version's hello: write_version_refusal).
+constexpr bool is_sealed(MessageType type) {
+  return type != MessageType::hello && type != MessageType::challenge && type != MessageType::connect;
+}
+/// The header's length: a sealed message's, or a clear one's.
+constexpr std::size_t header_bytes(MessageType type) { return is_sealed(type) ? k_sealed_header_bytes : k_header_bytes; }
 
 enum class Role : std::uint8_t { player = 0, spectator = 1 };
 
 enum class RefuseReason : std::uint8_t { version = 1, full = 2, started = 3, key = 4 };
 
+/// What a joiner proves it may join with (net/PROTOCOL.md, "Credentials").
+enum class CredentialKind : std::uint8_t { open = 0, invite = 1, token = 2 };
+
+using Cookie = std::array<std::byte, k_cookie_bytes>;
+using TokenBlob = std::array<std::byte, k_token_blob_bytes>;
+
 struct Header {
   MessageType type = MessageType::hello;
   std::uint8_t connection = 0;  ///< 0 until the welcome
-  std::uint32_t token = 0;      ///< 0 until the welcome
-  std::uint16_t sequence = 0;
+  std::uint16_t number = 0;     ///< the low 16 bits of the packet number (a connect's; sealed messages')
+  /// Read in the clear layout though of a sealed type: another version's refusal, or a forgery.
+  bool clear = false;
 };
-
-/// True when sequence `a` is newer than `b` (RFC 1982 serial arithmetic on 16 bits): no single
-/// value makes every later one look old.
-constexpr bool sequence_newer(std::uint16_t a, std::uint16_t b) {
-  const auto ahead = static_cast<std::uint16_t>(a - b);
-  return ahead != 0 && ahead < 0x8000;
-}
 
 /// A player's claim on the slot it held before (a reconnect): the session, the slot and the slot's
 /// reconnect key, as its welcome gave them.
@@ -93,18 +116,44 @@ struct Reclaim {
 };
 
 struct Hello {
-  Role role = Role::player;
-  std::uint64_t nonce = 0;   ///< the joiner's random id: a repeated hello is recognised by it
-  std::uint64_t cookie = 0;  ///< 0, or the host's challenge echoed back
-  std::optional<Reclaim> reclaim;  ///< players: reclaim this slot rather than take a free one
+  std::uint64_t nonce = 0;  ///< the joiner's random id: its challenge and welcome name it
 };
 
 struct Challenge {
   std::uint64_t nonce = 0;  ///< the hello's
-  std::uint64_t cookie = 0;
+  Cookie cookie{};
+  PublicKey host_key{};     ///< the host's X25519 public key (an invite names the one to expect)
 };
 
+/// The second hello. What the host checks before any public-key work travels in clear (and is
+/// authenticated as the sealed part's associated data, so nobody can put another cookie on it);
+/// the role wanted and a claim are sealed under the connection's key.
+struct Connect {
+  CredentialKind kind = CredentialKind::open;
+  std::uint64_t nonce = 0;  ///< the hello's: the cookie covers it
+  Cookie cookie{};
+  PublicKey joiner_key{};   ///< the joiner's X25519 public key, drawn for this handshake
+  TokenBlob token{};        ///< CredentialKind::token only
+  /// connect_mac of every byte before it under the credential's secret.
+  std::array<std::byte, k_connect_mac_bytes> mac{};
+  // Sealed:
+  Role role = Role::player;  ///< what the joiner asks to be; only an open session takes it
+  std::optional<Reclaim> reclaim;  ///< players: reclaim this slot rather than take a free one
+};
+
+/// Where a connect's MAC starts (it covers every byte before it).
+constexpr std::size_t connect_mac_offset(CredentialKind kind) {
+  return k_header_bytes + 1 + 8 + k_cookie_bytes + k_key_exchange_bytes + (kind == CredentialKind::token ? k_token_blob_bytes : 0);
+}
+/// Where a connect's sealed part starts (everything before it is its associated data).
+constexpr std::size_t connect_sealed_offset(CredentialKind kind) { return connect_mac_offset(kind) + k_connect_mac_bytes; }
+/// The plaintext of a connect's sealed part: role, claim session, slot and key.
+inline constexpr std::size_t k_connect_sealed_bytes = 1 + 8 + 1 + 8;
+
 struct Welcome {
+  /// The host's X25519 public key drawn for this connection: the traffic keys come from it and
+  /// the joiner's (net/PROTOCOL.md, "Keys").
+  PublicKey host_ephemeral{};
   std::uint64_t nonce = 0;  ///< the hello's: several joiners behind one address tell theirs apart
   std::uint64_t session = 0;  ///< a random id, for people and evidence folders only
   std::uint8_t slot = k_no_slot;
@@ -130,7 +179,8 @@ struct Welcome {
   std::uint64_t reconnect_key = 0;  ///< players: reclaims this slot later (Hello::reclaim)
 };
 
-/// Only `reason` and `host_version` before the cookie: the text would make it larger than a hello.
+/// Only `reason` and `host_version` in clear (to another version's hello): the text would make it
+/// larger than a hello.
 struct Refuse {
   RefuseReason reason = RefuseReason::full;
   std::uint8_t host_version = k_protocol_version;
@@ -177,6 +227,8 @@ struct Update {
   std::uint64_t state_held = 0;
   std::uint64_t state_tick = 0;  ///< with state_received: the tick of the state it acknowledges
   std::optional<Timing> timing;
+  /// The last path challenge a relay carried, echoed while relays carry one.
+  std::optional<std::uint64_t> path_response;
 };
 
 enum class SlotState : std::uint8_t { waiting = 0, active = 1, interrupted = 2, gone = 3 };
@@ -212,6 +264,9 @@ struct Relay {
   /// A diverged participant of a resyncing session: the host's state of `state.tick` follows in
   /// `state` messages; it goes on from there.
   std::optional<StateOffer> resync;
+  /// The connection moved to the address this goes to: an update from there must echo it before
+  /// any state piece goes there.
+  std::optional<std::uint64_t> path_challenge;
 };
 
 struct Bye {
@@ -244,8 +299,13 @@ struct Decoded {
 // (the vector's capacity is reused).
 void write_hello(std::vector<std::byte>& out, const Header& h, const Hello& m);
 void write_challenge(std::vector<std::byte>& out, const Header& h, const Challenge& m);
+/// The clear part and the plaintext of the sealed part: seal from connect_sealed_offset(m.kind).
+void write_connect(std::vector<std::byte>& out, const Header& h, const Connect& m);
 void write_welcome(std::vector<std::byte>& out, const Header& h, const Welcome& m);
 void write_refuse(std::vector<std::byte>& out, const Header& h, const Refuse& m);
+/// The clear refusal of another version's hello: the header's first four bytes mean the same in
+/// every version from 2 on, so its joiner can tell which version this host speaks.
+void write_version_refusal(std::vector<std::byte>& out);
 void write_start(std::vector<std::byte>& out, const Header& h, const Start& m);
 /// `inputs` holds whole ticks of `input_bytes` each, at most k_max_ticks_per_datagram.
 void write_update(std::vector<std::byte>& out, const Header& h, const Update& m, std::uint32_t input_bytes);
@@ -256,7 +316,7 @@ void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, s
 void write_bye(std::vector<std::byte>& out, const Header& h, const Bye& m);
 void write_state(std::vector<std::byte>& out, const Header& h, const StatePiece& m);
 
-/// Reads and checks the header (size bounds, magic, version, type).
+/// Reads and checks the header (size bounds; the magic and version of a clear one; the type).
 Decoded<Header> read_header(std::span<const std::byte> datagram);
 /// The protocol version of a datagram whose header says bad_version (bytes 0–3 keep their
 /// meaning in every version).
@@ -265,6 +325,12 @@ std::uint8_t version_of(std::span<const std::byte> datagram);
 // Readers: each parses the payload after the header.
 Decoded<Hello> read_hello(std::span<const std::byte> datagram);
 Decoded<Challenge> read_challenge(std::span<const std::byte> datagram);
+/// A connect's clear part (the sealed fields left at their defaults), checking that the datagram
+/// is exactly as long as a sealed part of its kind makes it.
+Decoded<Connect> read_connect_clear(std::span<const std::byte> datagram);
+/// The sealed part of a connect that opened (`opened` is header, clear part and plaintext),
+/// into `m`, whose clear part read_connect_clear gave.
+Decoded<Connect> read_connect_sealed(std::span<const std::byte> opened, const Connect& m);
 Decoded<Welcome> read_welcome(std::span<const std::byte> datagram);
 Decoded<Refuse> read_refuse(std::span<const std::byte> datagram);
 Decoded<Start> read_start(std::span<const std::byte> datagram);

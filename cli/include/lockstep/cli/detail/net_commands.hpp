@@ -173,6 +173,7 @@ void host_command(const HostOptions<S>& options, int* exit_code) {
   if (!session) throw CommandError{session.error().message};
   perturb_if_asked(session.value(), o.session);
   const std::unique_ptr<NetView<S>> view = view_if_asked(o.session, session.value(), driver, !o.session.bot && !o.relay);
+  for (const std::string& line : invite_lines(host.credentials, session->host_protocol()->host_key())) print_line(line);
   driver.log(describe_host(session->parameters(), socket.value()->local_endpoint().port(), o, host, driver.netsim));
   *exit_code = drive_to_end(session.value(), *socket.value(), io, clock, driver, view.get(), o.session);
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -54,6 +55,9 @@ struct HostFlags {
   std::uint32_t notify_ms = static_cast<std::uint32_t>(net::HostConfig{}.notify_after.count());
   std::uint32_t wait_timeout_s = 0;
   std::uint64_t seed = 1;
+  bool open = false;  ///< admit anyone (still sealed); else by the invite codes it prints
+  std::string token_key_file;  ///< … or the holders of tokens minted with this key
+  std::uint64_t host_id = 0;   ///< the host id those tokens name
 };
 
 /// `join`'s and `spectate`'s options.
@@ -61,6 +65,9 @@ struct JoinFlags {
   SessionFlags session{net::JoinConfig{}.timeout_after, net::JoinConfig{}.evidence_dir};
   std::string host;
   std::string key_file;  ///< join only
+  std::string invite;       ///< an invite code the host printed
+  std::string invite_file;  ///< … or a file holding one (off the process list)
+  std::string token_file;   ///< … or a connect token file
 };
 
 /// What the simulation adds to a networked command's options.
@@ -83,8 +90,9 @@ net::JoinConfig join_config(const JoinFlags& flags, net::Role role);
 
 /// `--netsim` parsed (nothing: no faults).
 net::NetSimConfig netsim_of(const SessionFlags& flags);
-/// A value nobody can guess (tokens and cookies), never simulation state.
-std::uint64_t random_u64();
+/// The lines `invite <CODE>` and `spectate-invite <CODE>` a host prints before it waits, for its
+/// key (nothing for a host that admits by other means).
+std::vector<std::string> invite_lines(const net::HostCredentials& credentials, const net::PublicKey& host_key);
 /// A driver's line on stdout, flushed at once (the tests and scripts read them as they come).
 void print_line(const std::string& line);
 

@@ -1,0 +1,303 @@
+// Sessions under credentials, on virtual time: only an invite's holder gets in, as the role its
+// invite grants; a joiner without one, with a wrong one, or with another host's key hears nothing
+// useful and ends within its timeout, and the invited players finish on one hash; captured
+// datagrams sent back change nothing and are counted.
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "lockstep/engine/rng.hpp"
+#include "lockstep/net/invite_code.hpp"
+#include "hand_joiner.hpp"
+#include "virtual_sessions.hpp"
+#include "walker_sim.hpp"
+
+using namespace lockstep;
+using lockstep::testing::host_config;
+using lockstep::testing::join_config;
+using lockstep::testing::VirtualSessions;
+using lockstep::testing::WalkerInput;
+using lockstep::testing::WalkerSim;
+using net::Instant;
+using net::Outcome;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+namespace {
+
+WalkerInput sealed_input(std::uint32_t slot, std::uint64_t tick) {
+  Rng rng(tick * 31 + slot);
+  return WalkerInput{static_cast<std::int8_t>(static_cast<int>(rng.below(3)) - 1)};
+}
+
+net::CredentialSecret secret_of(std::uint8_t first) {
+  net::CredentialSecret s{};
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<std::byte>(first + 5 * i);
+  return s;
+}
+
+/// A host admitting the holders of two invites (players: secret 1, spectators: secret 2) and no one else.
+net::HostConfig invited_host(std::uint64_t ticks) {
+  net::HostConfig h = host_config(ticks);
+  h.credentials.open = false;
+  h.credentials.player_invite = secret_of(1);
+  h.credentials.spectator_invite = secret_of(2);
+  return h;
+}
+
+net::JoinConfig with_invite(const net::CredentialSecret& secret, std::optional<net::PublicKey> host_key) {
+  net::JoinConfig j = join_config();
+  j.credential.kind = net::CredentialKind::invite;
+  j.credential.secret = secret;
+  j.credential.host_key = host_key;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("only an invite's holder gets in, as the role its invite grants, and the invited finish on one hash",
+          "[net][session][crypto][invite]") {
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({3, 1000}, 5, invited_host(240), {}, sealed_input).ok());
+  const net::PublicKey host_key = group[0].session->host_protocol()->host_key();
+  const std::size_t invited = group.join(net::Role::player, with_invite(secret_of(1), host_key), {}, sealed_input);
+  const std::size_t watcher = group.join(net::Role::spectator, with_invite(secret_of(2), host_key));
+  const std::size_t uninvited = group.join(net::Role::player, join_config(), {}, sealed_input);          // no credential
+  const std::size_t wrong = group.join(net::Role::player, with_invite(secret_of(9), host_key), {}, sealed_input);
+  const std::size_t pretender = group.join(net::Role::player, with_invite(secret_of(2), host_key), {}, sealed_input);
+  net::PublicKey other_key = host_key;
+  other_key[0] ^= std::byte{1};
+  const std::size_t elsewhere = group.join(net::Role::player, with_invite(secret_of(1), other_key), {}, sealed_input);
+  const std::size_t second = group.join(net::Role::player, with_invite(secret_of(1), host_key), {}, sealed_input);
+  REQUIRE(group.run(seconds(30)));
+  CHECK(group[0].session->result()->outcome == Outcome::finished);
+  for (const std::size_t i : {invited, watcher, second}) {
+    INFO(i << ": " << group[i].session->result()->message);
+    CHECK(group[i].session->result()->outcome == Outcome::finished);
+  }
+  CHECK(group[invited].session->parameters().slot != net::k_no_slot);
+  CHECK(group[watcher].session->parameters().slot == net::k_no_slot);
+  CHECK(group.agree());
+  // Without the invite, with another secret, or expecting another host's key: nothing useful is
+  // heard, and each ends within its timeout, saying so.
+  for (const std::size_t i : {uninvited, wrong, elsewhere}) {
+    INFO(i);
+    CHECK(group[i].session->result()->outcome == Outcome::network_failed);
+    CHECK(group[i].hashes.empty());
+  }
+  CHECK_THAT(group[uninvited].session->result()->message, Catch::Contains("did not let this joiner in"));
+  CHECK_THAT(group[elsewhere].session->result()->message, Catch::StartsWith("no answer from the host"));
+  // A spectator's invite asking for a player's slot gets a spectator's place, which a player
+  // refuses: it never holds a slot.
+  CHECK(group[pretender].session->result()->outcome == Outcome::refused);
+  CHECK(group[pretender].hashes.empty());
+  const net::DropCounts& drops = group[0].session->protocol().drops();
+  CHECK(drops[net::DropReason::unauthenticated] >= 2);  // the uninvited and the wrong one, at least once each
+}
+
+TEST_CASE("connect tokens admit their holders as their grant says, and not when expired, for another host, or forged",
+          "[net][session][crypto][token]") {
+  const net::TokenKey key = [] {
+    net::TokenKey k{};
+    for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::byte>(200 - i);
+    return k;
+  }();
+  std::uint64_t clock = 1'000'000;  // the host's wall clock, in Unix seconds
+  net::HostConfig host = host_config(240);
+  host.credentials.open = false;
+  host.credentials.token_key = key;
+  host.credentials.host_id = 7;
+  host.credentials.unix_seconds = [&] { return clock; };
+  std::uint8_t draw = 0;
+  const auto token = [&](net::TokenGrant grant) {
+    std::array<std::byte, net::k_token_random_bytes> random{};
+    for (std::byte& b : random) b = static_cast<std::byte>(++draw);
+    return net::mint_token(key, grant, random);
+  };
+  const auto with_token = [](const net::ConnectToken& t) {
+    net::JoinConfig j = join_config();
+    j.credential.kind = net::CredentialKind::token;
+    j.credential.secret = t.secret;
+    j.credential.token = t.blob;
+    return j;
+  };
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({3, 1000}, 5, host, {}, sealed_input).ok());
+  // A player whose token fixes slot 2, one for any slot, and a spectator.
+  const std::size_t fixed = group.join(net::Role::player, with_token(token({net::Role::player, 2, clock + 60, 7, 11})), {}, sealed_input);
+  const std::size_t any = group.join(net::Role::player, with_token(token({net::Role::player, net::k_no_slot, clock + 60, 7, 12})), {}, sealed_input);
+  const std::size_t watcher = group.join(net::Role::spectator, with_token(token({net::Role::spectator, net::k_no_slot, clock + 60, 7, 13})));
+  // Expired by the host's clock, for another host, and a token whose secret is not its own.
+  const std::size_t expired = group.join(net::Role::player, with_token(token({net::Role::player, net::k_no_slot, clock, 7, 14})), {}, sealed_input);
+  const std::size_t foreign = group.join(net::Role::player, with_token(token({net::Role::player, net::k_no_slot, clock + 60, 8, 15})), {}, sealed_input);
+  net::ConnectToken stolen = token({net::Role::player, net::k_no_slot, clock + 60, 7, 16});
+  stolen.secret[0] ^= std::byte{1};  // the blob of a real token, without its secret
+  const std::size_t thief = group.join(net::Role::player, with_token(stolen), {}, sealed_input);
+  REQUIRE(group.run(seconds(30)));
+  CHECK(group[0].session->result()->outcome == Outcome::finished);
+  for (const std::size_t i : {fixed, any, watcher}) {
+    INFO(i << ": " << group[i].session->result()->message);
+    CHECK(group[i].session->result()->outcome == Outcome::finished);
+  }
+  CHECK(group[fixed].session->parameters().slot == 2);
+  CHECK(group[any].session->parameters().slot == 1);
+  CHECK(group[watcher].session->parameters().slot == net::k_no_slot);
+  CHECK(group.agree());
+  for (const std::size_t i : {expired, foreign, thief}) {
+    INFO(i);
+    CHECK(group[i].session->result()->outcome == Outcome::network_failed);
+    CHECK(group[i].hashes.empty());
+  }
+  const net::DropCounts& drops = group[0].session->protocol().drops();
+  CHECK(drops[net::DropReason::expired_credential] >= 1);
+  CHECK(drops[net::DropReason::unauthenticated] >= 2);
+}
+
+namespace {
+
+/// A socket anywhere on the virtual network, sending what a test writes by hand.
+struct Attacker {
+  std::unique_ptr<net::VirtualSocket> socket;
+  std::vector<std::vector<std::byte>> received;
+  void send(const net::Endpoint& to, std::span<const std::byte> d) { socket->send(to, d); }
+  void drain() {
+    net::Endpoint from;
+    std::vector<std::byte> d;
+    while (socket->receive(from, d)) received.push_back(d);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("copies of a player's connect, from its own address or another, while it plays and after it left, admit "
+          "nothing, and the session finishes unharmed",
+          "[net][session][crypto][hostile]") {
+  VirtualSessions<WalkerSim> group;
+  net::HostConfig host = invited_host(360);
+  host.start_with = 2;  // slot 2 stays free: a copy admitted would take it
+  REQUIRE(group.host({3, 1000}, 5, host, {}, sealed_input).ok());
+  const net::PublicKey host_key = group[0].session->host_protocol()->host_key();
+  std::vector<std::byte> connect;
+  group.on_send = [&](std::size_t who, Instant, const net::Endpoint&, std::span<const std::byte> d) {
+    const net::Decoded<net::Header> h = net::read_header(d);
+    if (who == 1 && h && h->type == net::MessageType::connect && connect.empty()) connect.assign(d.begin(), d.end());
+  };
+  const std::size_t owner = group.join(net::Role::player, with_invite(secret_of(1), host_key), {}, sealed_input);
+  Attacker same{group.network().open(VirtualSessions<WalkerSim>::address(1), {}), {}};
+  Attacker other{group.network().open(VirtualSessions<WalkerSim>::address(9), {}), {}};
+  const net::Endpoint to = VirtualSessions<WalkerSim>::address(0);
+  bool sent_while_playing = false;
+  std::optional<Instant> left_at;
+  bool sent_after = false;
+  REQUIRE(group.run(seconds(30), [&](Instant now) {
+    if (connect.empty()) return;
+    if (!sent_while_playing && group[owner].session->tick() >= 60) {
+      same.send(to, connect);   // the owner's address: a connect sent again, opened once already
+      other.send(to, connect);  // another address: its cookie is not for it
+      sent_while_playing = true;
+    }
+    if (!left_at && group[owner].session->tick() >= 120) {
+      group[owner].session->leave(now);
+      left_at = now;
+    }
+    // After the owner left, its connect copied again from its own address, inside the cookie's
+    // life: its key is spent.
+    if (left_at && !sent_after && now - *left_at >= milliseconds(500)) {
+      same.send(to, connect);
+      sent_after = true;
+    }
+  }));
+  REQUIRE(sent_while_playing);
+  REQUIRE(sent_after);
+  CHECK(group[0].session->result()->outcome == Outcome::finished);
+  const net::DropCounts& drops = group[0].session->protocol().drops();
+  CHECK(drops[net::DropReason::replayed] == 2);  // the copy while it played, and the one after it left
+  other.drain();
+  REQUIRE(other.received.size() == 1);  // a challenge for its own address, and nothing more
+  CHECK(net::read_header(other.received[0])->type == net::MessageType::challenge);
+  CHECK(group[0].session->protocol().slots()[2].state == net::SlotState::waiting);
+}
+
+TEST_CASE("a hundred thousand connects with random keys and MACs, under a valid cookie, cost the host no key work and "
+          "admit nothing",
+          "[net][session][crypto][hostile]") {
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({2, 1000}, 5, invited_host(120), {}, sealed_input).ok());
+  Attacker attacker{group.network().open(VirtualSessions<WalkerSim>::address(9), {}), {}};
+  const net::Endpoint to = VirtualSessions<WalkerSim>::address(0);
+  std::vector<std::byte> hello;
+  net::write_hello(hello, {net::MessageType::hello, 0, 0}, {77});
+  attacker.send(to, hello);
+  group.run(milliseconds(20));
+  attacker.drain();
+  REQUIRE(attacker.received.size() == 1);
+  const net::Decoded<net::Challenge> challenge = net::read_challenge(attacker.received[0]);
+  REQUIRE(challenge.ok());
+  Rng rng(20261202);
+  std::vector<std::byte> d;
+  for (int i = 0; i < 100'000; ++i) {
+    net::Connect c;
+    c.kind = i % 2 == 0 ? net::CredentialKind::invite : net::CredentialKind::open;
+    c.nonce = 77;
+    c.cookie = challenge->cookie;
+    for (std::byte& b : c.joiner_key) b = static_cast<std::byte>(rng.below(256));
+    for (std::byte& b : c.mac) b = static_cast<std::byte>(rng.below(256));
+    net::write_connect(d, {net::MessageType::connect, 0, static_cast<std::uint16_t>(i)}, c);
+    d.resize(d.size() + net::k_packet_tag_bytes);
+    attacker.send(to, d);
+    if (i % 1000 == 999) group.run(group.network().now() + milliseconds(1));
+  }
+  group.join(net::Role::player, with_invite(secret_of(1), group[0].session->host_protocol()->host_key()), {}, sealed_input);
+  REQUIRE(group.run(seconds(30)));
+  CHECK(group[0].session->result()->outcome == Outcome::finished);
+  CHECK(group[1].session->result()->outcome == Outcome::finished);
+  const net::DropCounts& drops = group[0].session->protocol().drops();
+  CHECK(drops[net::DropReason::unauthenticated] == 100'000);
+  CHECK(drops[net::DropReason::busy] == 0);  // none reached the public-key work
+  attacker.drain();
+  CHECK(attacker.received.size() == 1);  // and none was answered
+}
+
+TEST_CASE("forged challenges, refusals and welcomes from the host's address end no joiner", "[net][session][crypto][hostile]") {
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({2, 1000}, 5, invited_host(120), {}, sealed_input).ok());
+  const net::PublicKey host_key = group[0].session->host_protocol()->host_key();
+  // The forger sits at the host's address and answers the joiner's hellos before the host does.
+  Attacker forger{group.network().open(VirtualSessions<WalkerSim>::address(0), {}), {}};
+  const std::size_t joiner = group.join(net::Role::player, with_invite(secret_of(1), host_key), {}, sealed_input);
+  const net::Endpoint at = VirtualSessions<WalkerSim>::address(1);
+  bool forged = false;
+  REQUIRE(group.run(seconds(30), [&](Instant) {
+    if (forged) return;
+    forger.drain();
+    for (const auto& d : forger.received) {
+      const net::Decoded<net::Header> h = net::read_header(d);
+      if (!h || h->type != net::MessageType::hello) continue;
+      const std::uint64_t nonce = net::read_hello(d)->nonce;
+      std::vector<std::byte> out;
+      net::PublicKey other_key = host_key;
+      other_key[3] ^= std::byte{0x40};
+      net::write_challenge(out, {net::MessageType::challenge, 0, 0}, {nonce, {}, other_key});
+      forger.send(at, out);  // a challenge naming another key than the invite's
+      net::write_refuse(out, {net::MessageType::refuse, 0, 0}, {net::RefuseReason::full, 6, nonce, "go away"});
+      out.resize(out.size() + net::k_once_nonce_bytes + net::k_packet_tag_bytes);
+      forger.send(at, out);  // a refusal sealed by nobody
+      net::Welcome w;
+      w.nonce = nonce;
+      w.players = 2;
+      w.input_bytes = 1;
+      w.end_tick = 10;
+      net::write_welcome(out, {net::MessageType::welcome, 1, 0}, w);
+      out.resize(out.size() + net::k_once_nonce_bytes + net::k_packet_tag_bytes);
+      forger.send(at, out);  // and a welcome
+      forged = true;
+      break;
+    }
+  }));
+  REQUIRE(forged);
+  CHECK(group[joiner].session->result()->outcome == Outcome::finished);
+  CHECK(group[0].session->result()->outcome == Outcome::finished);
+  CHECK(group.agree());
+  CHECK(group[joiner].session->protocol().drops()[net::DropReason::unauthenticated] >= 1);
+}
