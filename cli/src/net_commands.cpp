@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "lockstep/cli/command.hpp"
+#include "lockstep/cli/detail/local_invites.hpp"
 #include "lockstep/cli/detail/net_flags.hpp"
 #include "lockstep/cli/numbers.hpp"
 #include "lockstep/net/credential_files.hpp"
@@ -101,7 +102,8 @@ void add_join_options(CLI::App* cmd, JoinFlags& o, net::Role role, const NetHook
   CLI::Option* invite = cmd->add_option(
       "--invite", o.invite,
       std::string("The invite code the host printed (its ") + (role == net::Role::player ? "invite" : "spectate-invite") +
-          " line); without one, only a host started with --open admits this joiner");
+          " line); without one, only a host started with --open admits this joiner, but on a loopback address the invite "
+          "a host of this user left on this machine is taken (README: Local joiners)");
   CLI::Option* invite_file =
       cmd->add_option("--invite-file", o.invite_file, "Read the invite code from FILE (keeps it off the process list)")
           ->excludes(invite);
@@ -113,6 +115,17 @@ void add_join_options(CLI::App* cmd, JoinFlags& o, net::Role role, const NetHook
 
 namespace {
 
+/// `code` parsed, and checked against the role it is used for.
+net::Invite checked_invite(const std::string& code, net::Role role) {
+  Result<net::Invite> invite = net::parse_invite_code(code);
+  if (!invite) throw CommandError{invite.error().message};
+  if (invite->role != role) {
+    throw CommandError{role == net::Role::player ? "this is a spectator's invite code: use it with lockstep spectate"
+                                                 : "this is a player's invite code: use it with lockstep join"};
+  }
+  return invite.value();
+}
+
 /// The invite of `--invite` or `--invite-file`, checked against the role it is used for.
 std::optional<net::Invite> invite_of(const JoinFlags& o, net::Role role) {
   std::string code = o.invite;
@@ -122,13 +135,7 @@ std::optional<net::Invite> invite_of(const JoinFlags& o, net::Role role) {
     code.assign(reinterpret_cast<const char*>(bytes->data()), bytes->size());
   }
   if (code.empty()) return std::nullopt;
-  Result<net::Invite> invite = net::parse_invite_code(code);
-  if (!invite) throw CommandError{invite.error().message};
-  if (invite->role != role) {
-    throw CommandError{role == net::Role::player ? "this is a spectator's invite code: use it with lockstep spectate"
-                                                 : "this is a player's invite code: use it with lockstep join"};
-  }
-  return invite.value();
+  return checked_invite(code, role);
 }
 
 }  // namespace
@@ -163,8 +170,6 @@ net::HostConfig host_config(const HostFlags& o) {
   host.record = o.session.record;
   host.evidence_dir = o.session.evidence_dir;
   if (!net::crypto_ready()) throw CommandError{"libsodium cannot start here (no source of randomness)", k_exit_network};
-  host.secret = net::random_u64() | 1;
-  host.random = &net::random_u64;
   if (o.open) {
     host.credentials.open = true;
   } else if (!o.token_key_file.empty()) {
@@ -187,7 +192,7 @@ net::HostConfig host_config(const HostFlags& o) {
   return host;
 }
 
-net::JoinConfig join_config(const JoinFlags& o, net::Role role) {
+net::JoinConfig join_config(const JoinFlags& o, net::Role role, std::string* local_invite) {
   Result<net::Endpoint> at = net::parse_host_port(o.host);
   if (!at) throw CommandError{at.error().message};
   net::JoinConfig join;
@@ -198,7 +203,6 @@ net::JoinConfig join_config(const JoinFlags& o, net::Role role) {
   join.evidence_dir = o.session.evidence_dir;
   if (!net::crypto_ready()) throw CommandError{"libsodium cannot start here (no source of randomness)", k_exit_network};
   join.nonce = net::random_u64() | 1;
-  join.random = &net::random_u64;
   if (const std::optional<net::Invite> invite = invite_of(o, role)) {
     join.credential.kind = net::CredentialKind::invite;
     join.credential.secret = invite->secret;
@@ -220,6 +224,15 @@ net::JoinConfig join_config(const JoinFlags& o, net::Role role) {
     join.credential.kind = net::CredentialKind::token;
     join.credential.secret = token->secret;
     join.credential.token = token->blob;
+  }
+  if (join.credential.kind == net::CredentialKind::open && join.host.address().is_loopback()) {
+    if (const std::optional<LocalInvite> left = find_local_invite(join.host.port(), role)) {
+      const net::Invite invite = checked_invite(left->code, role);
+      join.credential.kind = net::CredentialKind::invite;
+      join.credential.secret = invite.secret;
+      join.credential.host_key = invite.host_key;
+      *local_invite = left->file;
+    }
   }
   std::error_code missing;
   if (!o.key_file.empty() && std::filesystem::exists(o.key_file, missing)) {
@@ -253,11 +266,13 @@ std::string describe_host(const net::SessionParameters& p, std::uint16_t port, c
          (host.resync ? ", resyncs on a desync" : "") + ", netsim " + net::describe(netsim);
 }
 
-std::string describe_join(const std::string& name, const JoinFlags& o, net::Role role, const net::JoinConfig& join) {
+std::string describe_join(const std::string& name, const JoinFlags& o, net::Role role, const net::JoinConfig& join,
+                          const std::string& local_invite) {
   return name + ": asking the host at " + o.host + " to join" +
          (role == net::Role::player ? (join.reclaim ? " as player " + std::to_string(join.reclaim->slot) + " again, with its key"
                                                     : std::string(" as a player"))
-                                    : " as a spectator");
+                                    : " as a spectator") +
+         (local_invite.empty() ? std::string() : ", with the invite its host left in " + local_invite);
 }
 
 int report(const net::DriveResult& driven, const SessionFlags& o) {

@@ -123,8 +123,6 @@ int serve(const GameOptions& options) {
   host.record = options.record;
   // Keys and cookies from libsodium's source: unguessable, and no part of the game's state. Only
   // the holder of the invite this host prints gets in.
-  host.secret = lockstep::net::random_u64() | 1;
-  host.random = &lockstep::net::random_u64;
   lockstep::net::CredentialSecret invite{};
   lockstep::net::random_bytes(invite);
   host.credentials.player_invite = invite;
@@ -150,7 +148,6 @@ int connect(const GameOptions& options) {
   lockstep::Result<lockstep::net::Invite> invite = lockstep::net::parse_invite_code(options.invite);
   if (!invite) return std::fprintf(stderr, "error: %s\n", invite.error().message.c_str()), 2;
   join.nonce = lockstep::net::random_u64() | 1;
-  join.random = &lockstep::net::random_u64;
   join.credential.kind = lockstep::net::CredentialKind::invite;
   join.credential.secret = invite->secret;
   join.credential.host_key = invite->host_key;

@@ -8,6 +8,7 @@
 
 #include "lockstep/engine/byte_io.hpp"
 #include "lockstep/engine/state_hash.hpp"
+#include "lockstep/net/packet_protection.hpp"
 
 namespace lockstep::net {
 namespace {
@@ -17,8 +18,8 @@ constexpr Duration k_cookie_epoch = std::chrono::seconds(10);
 
 }  // namespace
 
-Admission::Admission(std::uint64_t secret, std::function<std::uint64_t()> random, std::uint32_t players, bool relay)
-    : secret_(secret), random_(std::move(random)), players_(players), relay_(relay) {
+Admission::Admission(std::uint64_t test_key_seed, std::function<std::uint64_t()> random, std::uint32_t players, bool relay)
+    : test_key_seed_(test_key_seed), random_(std::move(random)), players_(players), relay_(relay) {
   cookie_key_ = random_bytes32();  // in the body: random_u64 needs every member initialised
 }
 
@@ -71,7 +72,8 @@ bool Admission::may_refuse_version(std::span<const std::byte> datagram) {
 
 std::uint64_t Admission::random_u64() {
   if (random_) return random_();
-  std::array<std::uint64_t, 3> keyed = {secret_, 0x746F6B656E73ull, ++drawn_};  // "tokens"
+  if (test_key_seed_ == 0) return net::random_u64();
+  std::array<std::uint64_t, 3> keyed = {test_key_seed_, 0x746F6B656E73ull, ++drawn_};  // "tokens"
   return xxh3_64(std::as_bytes(std::span(keyed)));
 }
 

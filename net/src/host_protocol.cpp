@@ -32,7 +32,7 @@ constexpr Duration k_transfer_poll_every = milliseconds(2);
 HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
     : config_(std::move(config)),
       created_(now),
-      admission_(config_.secret, config_.random, config_.players, config_.relay),
+      admission_(config_.test_key_seed, config_.random, config_.players, config_.relay),
       host_key_(admission_.random_bytes32()),
       inputs_(config_.players, config_.neutral_input, config_.input_delay),
       delay_(config_.tick_rate_hz) {

@@ -11,12 +11,14 @@ namespace {
 
 constexpr Duration k_welcomed_send_every = std::chrono::milliseconds(100);
 
-/// The seed of a joiner's key pair: from its random source, or (tests) derived from its nonce.
+/// The seed of a joiner's key pair: from its random source, libsodium's, or (tests) its test seed.
 std::array<std::byte, k_key_exchange_bytes> key_seed(const JoinSettings& settings) {
   std::array<std::byte, k_key_exchange_bytes> seed{};
   for (std::size_t word = 0; word < 4; ++word) {
-    const std::array<std::uint64_t, 2> keyed{settings.nonce, word};
-    const std::uint64_t v = settings.random ? settings.random() : xxh3_64(std::as_bytes(std::span(keyed)));
+    const std::array<std::uint64_t, 2> keyed{settings.test_key_seed, word};
+    const std::uint64_t v = settings.random               ? settings.random()
+                            : settings.test_key_seed == 0 ? random_u64()
+                                                          : xxh3_64(std::as_bytes(std::span(keyed)));
     for (std::size_t i = 0; i < 8; ++i) seed[word * 8 + i] = static_cast<std::byte>(v >> (8 * i));
   }
   return seed;

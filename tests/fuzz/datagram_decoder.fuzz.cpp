@@ -26,7 +26,7 @@ HostProtocol make_host() {
   c.input_bytes = 2;
   c.neutral_input = std::vector<std::byte>(2);
   c.sim_name = "fuzz";
-  c.secret = 7;
+  c.test_key_seed = 7;
   c.credentials.open = true;
   return HostProtocol(c, Instant{0});
 }

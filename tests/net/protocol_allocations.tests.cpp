@@ -18,7 +18,7 @@ TEST_CASE("a running host and peer protocol allocate nothing per datagram", "[ne
   hc.input_bytes = 2;
   hc.neutral_input = std::vector<std::byte>(2);
   hc.sim_name = "test";
-  hc.secret = 99;
+  hc.test_key_seed = 99;
   hc.credentials.open = true;
   HostProtocol host(hc, Instant{0});
   PeerProtocolConfig pc;

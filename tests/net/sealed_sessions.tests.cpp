@@ -301,3 +301,55 @@ TEST_CASE("forged challenges, refusals and welcomes from the host's address end 
   CHECK(group.agree());
   CHECK(group[joiner].session->protocol().drops()[net::DropReason::unauthenticated] >= 1);
 }
+
+TEST_CASE("a library host and joiner that set no random source draw their keys from libsodium, and only a test seed "
+          "repeats them",
+          "[net][session][crypto]") {
+  net::HostConfig config = host_config(60);
+  config.test_key_seed = 0;
+  const auto host_key = [&](std::uint64_t seed) {
+    config.test_key_seed = seed;
+    return net::Session<WalkerSim>::host({2, 1000}, 5, config, Instant{0}).value().host_protocol()->host_key();
+  };
+  CHECK(host_key(0) != host_key(0));
+  CHECK(host_key(0) != host_key(7));
+  CHECK(host_key(7) == host_key(7));
+  CHECK(host_key(7) != host_key(8));
+
+  // The joiner's key, as its connect carries it, answering one challenge.
+  net::HostProtocolConfig host_protocol_config;
+  host_protocol_config.input_bytes = 1;
+  host_protocol_config.neutral_input = std::vector<std::byte>(1);
+  host_protocol_config.sim_name = "walker";
+  host_protocol_config.credentials.open = true;
+  net::HostProtocol host(host_protocol_config, Instant{0});
+  const net::Endpoint host_at = VirtualSessions<WalkerSim>::address(0);
+  const net::Endpoint joiner_at = VirtualSessions<WalkerSim>::address(1);
+  const auto joiner_key = [&](std::uint64_t seed) {
+    net::PeerProtocolConfig c;
+    c.host = host_at;
+    c.input_bytes = 1;
+    c.neutral_input = std::vector<std::byte>(1);
+    c.sim_name = "walker";
+    c.nonce = 77;
+    c.test_key_seed = seed;
+    net::PeerProtocol peer(c, Instant{0});
+    peer.poll(Instant{0});
+    REQUIRE(peer.outbox().pending().size() == 1);
+    const std::vector<std::byte> hello = peer.outbox().pending()[0].bytes;
+    host.receive(joiner_at, hello, Instant{0});
+    REQUIRE(host.outbox().pending().size() == 1);
+    const std::vector<std::byte> challenge = host.outbox().pending()[0].bytes;
+    host.outbox().clear();
+    peer.outbox().clear();
+    peer.receive(host_at, challenge, Instant{0});
+    if (peer.outbox().pending().empty()) peer.poll(Instant{0});
+    REQUIRE(peer.outbox().pending().size() == 1);
+    const net::Decoded<net::Connect> connect = net::read_connect_clear(peer.outbox().pending()[0].bytes);
+    REQUIRE(connect.ok());
+    return connect->joiner_key;
+  };
+  CHECK(joiner_key(0) != joiner_key(0));
+  CHECK(joiner_key(5) == joiner_key(5));
+  CHECK(joiner_key(5) != joiner_key(6));
+}

@@ -25,6 +25,7 @@
 #include "lockstep_binary.hpp"
 #include "process.hpp"
 
+using lockstep::testing::Environment;
 using lockstep::testing::free_udp_port;
 using lockstep::testing::ProcessResult;
 using lockstep::testing::read_file;
@@ -579,21 +580,31 @@ std::string code_after(const std::string& out, const std::string& prefix) {
 }  // namespace
 
 TEST_CASE("a host without --open admits only the holders of the invites it prints: anyone else ends with one error "
-          "line and exit 2 or 3 within its timeout, and the invited finish on one hash",
+          "line and exit 2 or 3 within its timeout, and the invited finish on one hash; a joiner of the same user on "
+          "the same machine finds its code in the host's private folder",
           "[net][processes][crypto][invite]") {
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
-  RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "2", "--bot", "--ticks", "240", "--tick-rate",
-                                   k_fast_rate, "--stats-json", dir.file("host.json")});
+  // The host's folder for local joiners, and one where nobody left anything (another user's).
+  const Environment ours = {"LOCKSTEP_RUNTIME_DIR=" + dir.file("run")};
+  const Environment theirs = {"LOCKSTEP_RUNTIME_DIR=" + dir.file("elsewhere")};
+  const std::string left = dir.file("run") + "/host-" + port + ".invites";
+  RunningProcess host(k_lockstep,
+                      {"host", "--port", port, "--players", "2", "--bot", "--ticks", "240", "--tick-rate", k_fast_rate,
+                       "--stats-json", dir.file("host.json")},
+                      ours);
   REQUIRE(host.wait_for("host: session"));
+  CHECK_THAT(host.output(), Catch::Contains("host: the invites are also in " + left + ", for joiners of this user on this machine\n"));
+  CHECK((std::filesystem::status(left).permissions() & std::filesystem::perms::all) ==
+        (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
   const std::string invite = code_after(host.output(), "invite");
   const std::string spectate = code_after(host.output(), "spectate-invite");
   REQUIRE(invite.rfind("LK6-", 0) == 0);
   REQUIRE(spectate.rfind("LK6-", 0) == 0);
   REQUIRE(invite != spectate);
   // Heard nothing useful: exit 3, one line, within the timeout (and the slot is still free).
-  const ProcessResult uninvited = run_process(k_lockstep, {"join", at, "--bot", "--timeout-ms", "1000"});
+  const ProcessResult uninvited = run_process(k_lockstep, {"join", at, "--bot", "--timeout-ms", "1000"}, theirs);
   CHECK(uninvited.exit_code == 3);
   CHECK(std::regex_match(uninvited.err, std::regex("error: the host at 127\\.0\\.0\\.1:[0-9]+ did not let this joiner in [^\\n]*\\n")));
   // A spectator's code asking for a player's slot, and a damaged code, are refused before anything is sent.
@@ -607,11 +618,14 @@ TEST_CASE("a host without --open admits only the holders of the invites it print
   CHECK_THAT(typo.err, Catch::StartsWith("error: the invite code is damaged"));
   std::ofstream(dir.file("invite")) << invite << "\n";
   RunningProcess peer(k_lockstep, {"join", at, "--bot", "--invite-file", dir.file("invite")});
-  RunningProcess spectator(k_lockstep, {"spectate", at, "--invite", spectate});
+  RunningProcess spectator(k_lockstep, {"spectate", at}, ours);  // no code typed: the host left it
   const ProcessResult h = host.finish();
   const ProcessResult p = peer.finish();
   const ProcessResult s = spectator.finish();
   INFO(h.out << h.err << p.out << p.err << s.out << s.err);
+  CHECK_THAT(s.out, Catch::Contains("spectator: asking the host at " + at + " to join as a spectator, with the invite its "
+                                    "host left in " + left + "\n"));
+  CHECK_FALSE(std::filesystem::exists(left));  // removed when the host ended
   CHECK(h.exit_code == 0);
   CHECK(p.exit_code == 0);
   CHECK(s.exit_code == 0);

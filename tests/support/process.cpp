@@ -42,8 +42,8 @@ std::string read_file(const std::string& path) {
 
 namespace {
 
-pid_t spawn(const std::string& program, const std::vector<std::string>& args, const std::string& out_path,
-            const std::string& err_path) {
+pid_t spawn(const std::string& program, const std::vector<std::string>& args, const Environment& env,
+            const std::string& out_path, const std::string& err_path) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -57,8 +57,22 @@ pid_t spawn(const std::string& program, const std::vector<std::string>& args, co
   for (std::string& s : storage) argv.push_back(s.data());
   argv.push_back(nullptr);
 
+  // This process's environment, less the variables `env` sets, then `env`.
+  std::vector<std::string> variables;
+  for (char** variable = environ; *variable != nullptr; ++variable) {
+    const std::string entry = *variable;
+    const std::string name = entry.substr(0, entry.find('=') + 1);
+    bool replaced = false;
+    for (const std::string& set : env) replaced = replaced || set.rfind(name, 0) == 0;
+    if (!replaced) variables.push_back(entry);
+  }
+  variables.insert(variables.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (std::string& s : variables) envp.push_back(s.data());
+  envp.push_back(nullptr);
+
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+  const int spawned = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) throw std::runtime_error("cannot start " + program);
   return pid;
@@ -81,22 +95,22 @@ ProcessResult reap(pid_t pid, const std::string& out_path, const std::string& er
 
 }  // namespace
 
-ProcessResult run_process(const std::string& program, const std::vector<std::string>& args) {
+ProcessResult run_process(const std::string& program, const std::vector<std::string>& args, const Environment& env) {
   // stdout and stderr go to temporary files rather than pipes, so a chatty child can never
   // block on a full pipe while we wait for it.
   TempDir dir;
   const std::string out_path = dir.file("stdout");
   const std::string err_path = dir.file("stderr");
-  return reap(spawn(program, args, out_path, err_path), out_path, err_path);
+  return reap(spawn(program, args, env, out_path, err_path), out_path, err_path);
 }
 
-RunningProcess::RunningProcess(const std::string& program, const std::vector<std::string>& args) {
+RunningProcess::RunningProcess(const std::string& program, const std::vector<std::string>& args, const Environment& env) {
   std::string pattern = (std::filesystem::temp_directory_path() / "lockstep-proc-XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = pattern;
   out_path_ = dir_ + "/stdout";
   err_path_ = dir_ + "/stderr";
-  pid_ = spawn(program, args, out_path_, err_path_);
+  pid_ = spawn(program, args, env, out_path_, err_path_);
 }
 
 RunningProcess::~RunningProcess() {

@@ -22,13 +22,16 @@ struct ProcessResult {
   [[nodiscard]] std::vector<std::string> lines() const;
 };
 
+/// Variables set for a child on top of this process's environment, each `NAME=VALUE`.
+using Environment = std::vector<std::string>;
+
 /// Runs `program` with `args` (no shell), waits for it, and returns what it printed.
-ProcessResult run_process(const std::string& program, const std::vector<std::string>& args);
+ProcessResult run_process(const std::string& program, const std::vector<std::string>& args, const Environment& env = {});
 
 /// A process started without waiting for it; `finish` waits (optionally after a signal).
 class RunningProcess {
  public:
-  RunningProcess(const std::string& program, const std::vector<std::string>& args);
+  RunningProcess(const std::string& program, const std::vector<std::string>& args, const Environment& env = {});
   ~RunningProcess();  ///< kills and reaps the process if it is still running
   RunningProcess(const RunningProcess&) = delete;
   RunningProcess& operator=(const RunningProcess&) = delete;

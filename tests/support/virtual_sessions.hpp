@@ -42,7 +42,7 @@ class VirtualSessions {
   /// Starts the host (participant 0).
   Result<std::size_t> host(const typename S::Config& config, std::uint64_t seed, net::HostConfig host,
                            const net::NetSimConfig& faults = {}, InputFn input = {}) {
-    if (host.secret == 0) host.secret = 0x5EC12E7;
+    if (host.test_key_seed == 0 && !host.random) host.test_key_seed = 0x5EC12E7;
     // The protocol's behaviours are tested in open sessions (still sealed); credentials where a
     // test sets them.
     const net::HostCredentials& c = host.credentials;
@@ -58,6 +58,7 @@ class VirtualSessions {
     join.host = address(0);
     join.role = role;
     if (join.nonce == 0) join.nonce = 1000 + participants_.size();
+    if (join.test_key_seed == 0 && !join.random) join.test_key_seed = join.nonce;
     return add(at.value_or(address(static_cast<std::uint32_t>(participants_.size()))), faults,
                net::Session<S>::join(join, network_.now()).value(), std::move(input));
   }
@@ -173,7 +174,7 @@ inline net::HostConfig host_config(std::uint64_t ticks, std::uint32_t delay = 2)
   h.end_tick = ticks;
   h.input_delay = delay;
   h.timeout_after = std::chrono::milliseconds(3000);
-  h.secret = 0x5EC12E7;
+  h.test_key_seed = 0x5EC12E7;
   h.credentials.open = true;  // sealed, but anyone may join: the tests of credentials set their own
   return h;
 }

@@ -303,7 +303,7 @@ void Run::join(std::uint32_t i, Instant now) {
     host.notify_after = milliseconds(k_notify_ms);
     host.wait_timeout = milliseconds(k_wait_timeout_ms);
     host.timeout_after = milliseconds(k_timeout_ms);
-    host.secret = s_.seed | 1;
+    host.test_key_seed = s_.seed | 1;
     host.evidence_dir = evidence_dir_;
     // Every scenario's joiners come in by invite, the players' and the spectators' (the sealed
     // handshake, with credentials, on every one of them).
@@ -322,6 +322,7 @@ void Run::join(std::uint32_t i, Instant now) {
   join.role = i <= s_.peers() || successor ? net::Role::player : net::Role::spectator;
   join.timeout_after = milliseconds(k_timeout_ms);
   join.nonce = s_.seed * 1000 + i;
+  join.test_key_seed = join.nonce;
   join.evidence_dir = evidence_dir_;
   join.credential.kind = net::CredentialKind::invite;
   join.credential.secret = invite_secret(join.role);

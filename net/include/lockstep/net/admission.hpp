@@ -36,9 +36,9 @@ struct Places {
 
 class Admission {
  public:
-  /// `random` draws the cookies' key, the session id and the keys (a cryptographic source in a
-  /// program); unset, they are derived from `secret`, so a test repeats.
-  Admission(std::uint64_t secret, std::function<std::uint64_t()> random, std::uint32_t players, bool relay);
+  /// `random` draws the cookies' key, the session id and the keys; unset, libsodium does, unless
+  /// a test gives `test_key_seed` (not 0) to derive them from, so that it repeats.
+  Admission(std::uint64_t test_key_seed, std::function<std::uint64_t()> random, std::uint32_t players, bool relay);
   ~Admission();
   Admission(const Admission&) = delete;
   Admission& operator=(const Admission&) = delete;
@@ -71,12 +71,12 @@ class Admission {
   /// The slot `reclaim` names when it is a valid claim on this session, else k_no_slot.
   [[nodiscard]] std::uint8_t reclaimable(const Reclaim& reclaim, std::uint64_t session) const;
 
-  std::uint64_t secret_;
+  std::uint64_t test_key_seed_;
   std::function<std::uint64_t()> random_;
   std::array<std::byte, 32> cookie_key_{};  ///< drawn first; wiped when admission goes
   std::uint32_t players_;
   bool relay_;
-  std::uint64_t drawn_ = 0;  ///< numbers derived from the secret so far
+  std::uint64_t drawn_ = 0;  ///< numbers derived from the test seed so far
   /// Per slot: the key that reclaims it (Hello::reclaim); 0 while nobody took it.
   std::array<std::uint64_t, k_max_session_players> slot_keys_{};
 };

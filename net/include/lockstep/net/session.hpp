@@ -78,7 +78,6 @@ class Session {
     if (host.input_delay > k_max_input_delay) return fail("the input delay is 0 to ", k_max_input_delay, " ticks");
     if (host.tick_rate_hz < 1 || host.tick_rate_hz > 1000) return fail("the tick rate is 1 to 1000 Hz");
     if (host.end_tick < 1 || host.end_tick >= k_tick_limit) return fail("the session needs 1 to ", k_tick_limit - 1, " ticks");
-    if (host.secret == 0) return fail("the host needs a secret from a real random source (HostConfig::secret)");
     if (!crypto_ready()) return fail("libsodium cannot start here (no source of randomness): nothing can be sealed");
     if (host.credentials.token_key && !host.credentials.unix_seconds) {
       return fail("a host that admits connect tokens needs the time of day (HostCredentials::unix_seconds)");

@@ -63,13 +63,12 @@ struct HostSettings {
   std::chrono::milliseconds timeout_after{5000};  ///< … and this long, gone
   std::chrono::milliseconds countdown{500};       ///< from the last slot filled to tick 1
   std::chrono::milliseconds wait_timeout{0};      ///< give up waiting for players (0: never)
-  /// Seeds what `random` derives when it is unset: never 0. Tests give a fixed value to repeat a
-  /// run exactly.
-  std::uint64_t secret = 0;
-  /// Draws the host's key pair, the cookies' key, the session id, slot keys and challenges: a
-  /// cryptographic source in a real program (random_u64() in packet_protection.hpp). Unset:
-  /// derived from `secret` (tests only: anyone who knows the secret knows every key).
+  /// Draws the host's key pair, the cookies' key, the session id, slot keys and challenges.
+  /// Unset: libsodium's generator (random_u64() in packet_protection.hpp).
   std::function<std::uint64_t()> random;
+  /// Tests only: not 0, with `random` unset, derives all of those from this seed instead, so that
+  /// a run repeats exactly — and anyone who knows the seed knows every key.
+  std::uint64_t test_key_seed = 0;
   HostCredentials credentials;
 };
 
@@ -78,11 +77,12 @@ struct JoinSettings {
   Endpoint host;
   Role role = Role::player;
   std::chrono::milliseconds timeout_after{5000};  ///< no answer, or a silent host, this long: give up
-  /// Tells this joiner apart from others at its address: random and not 0, like HostSettings::secret.
+  /// Tells this joiner apart from others at its address: random and not 0.
   std::uint64_t nonce = 0;
-  /// Draws the joiner's key pair for the handshake: a cryptographic source in a real program.
-  /// Unset: derived from `nonce` (tests only).
+  /// Draws the joiner's key pair for the handshake. Unset: libsodium's generator.
   std::function<std::uint64_t()> random;
+  /// Tests only: as HostSettings::test_key_seed, for the joiner's key pair.
+  std::uint64_t test_key_seed = 0;
   JoinCredential credential;
   /// Joining a session under way, the largest state taken from the host (a snapshot; at most
   /// k_max_state_transfer_bytes): a larger one is refused.

@@ -14,6 +14,7 @@
 
 #include "lockstep/cli/command.hpp"
 #include "lockstep/cli/detail/live_view.hpp"
+#include "lockstep/cli/detail/local_invites.hpp"
 #include "lockstep/cli/detail/net_flags.hpp"
 #include "lockstep/cli/detail/run_command.hpp"
 #include "lockstep/cli/hooks.hpp"
@@ -173,14 +174,27 @@ void host_command(const HostOptions<S>& options, int* exit_code) {
   if (!session) throw CommandError{session.error().message};
   perturb_if_asked(session.value(), o.session);
   const std::unique_ptr<NetView<S>> view = view_if_asked(o.session, session.value(), driver, !o.session.bot && !o.relay);
-  for (const std::string& line : invite_lines(host.credentials, session->host_protocol()->host_key())) print_line(line);
-  driver.log(describe_host(session->parameters(), socket.value()->local_endpoint().port(), o, host, driver.netsim));
+  const std::uint16_t port = socket.value()->local_endpoint().port();
+  const std::vector<std::string> invites = invite_lines(host.credentials, session->host_protocol()->host_key());
+  for (const std::string& line : invites) print_line(line);
+  std::optional<LocalInvites> left;
+  if (!invites.empty()) {
+    Result<LocalInvites> written = LocalInvites::leave(port, invites);
+    if (written) {
+      left.emplace(std::move(written).value());
+      driver.log("host: the invites are also in " + left->path() + ", for joiners of this user on this machine");
+    } else {
+      driver.log("host: the invites are not left for joiners on this machine: " + written.error().message);
+    }
+  }
+  driver.log(describe_host(session->parameters(), port, o, host, driver.netsim));
   *exit_code = drive_to_end(session.value(), *socket.value(), io, clock, driver, view.get(), o.session);
 }
 
 template <class S>
 void join_command(const JoinFlags& o, net::Role role, int* exit_code) {
-  const net::JoinConfig join = join_config(o, role);
+  std::string local_invite;
+  const net::JoinConfig join = join_config(o, role, &local_invite);
   net::DriverOptions<S> driver = driver_options<S>(o.session, role == net::Role::player ? "peer" : "spectator");
   driver.key_file = o.key_file;
   boost::asio::io_context io;
@@ -190,7 +204,7 @@ void join_command(const JoinFlags& o, net::Role role, int* exit_code) {
   Result<net::Session<S>> session = net::Session<S>::join(join, clock.now());
   if (!session) throw CommandError{session.error().message};
   perturb_if_asked(session.value(), o.session);
-  driver.log(describe_join(driver.name, o, role, join));
+  driver.log(describe_join(driver.name, o, role, join, local_invite));
   const std::unique_ptr<NetView<S>> view =
       view_if_asked(o.session, session.value(), driver, role == net::Role::player && !o.session.bot);
   *exit_code = drive_to_end(session.value(), *socket.value(), io, clock, driver, view.get(), o.session);

@@ -85,8 +85,10 @@ void add_join_options(CLI::App* cmd, JoinFlags& flags, net::Role role, const Net
 /// The host's configuration from its options, with a fresh secret and random source.
 net::HostConfig host_config(const HostFlags& flags);
 /// A joiner's configuration from its options: the host's address resolved, the reconnect key
-/// read when its file exists.
-net::JoinConfig join_config(const JoinFlags& flags, net::Role role);
+/// read when its file exists. Given no credential and a loopback address, it takes the invite a
+/// host of this user left on this machine (local_invites.hpp) and names its file in
+/// `local_invite`.
+net::JoinConfig join_config(const JoinFlags& flags, net::Role role, std::string* local_invite);
 
 /// `--netsim` parsed (nothing: no faults).
 net::NetSimConfig netsim_of(const SessionFlags& flags);
@@ -100,7 +102,8 @@ void print_line(const std::string& line);
 std::string describe_host(const net::SessionParameters& p, std::uint16_t port, const HostFlags& flags,
                           const net::HostConfig& host, const net::NetSimConfig& netsim);
 /// A joiner's first line: whom it asks, and as what.
-std::string describe_join(const std::string& name, const JoinFlags& flags, net::Role role, const net::JoinConfig& join);
+std::string describe_join(const std::string& name, const JoinFlags& flags, net::Role role, const net::JoinConfig& join,
+                          const std::string& local_invite);
 
 /// The session's last lines (`tick N hash H`, the desync, or the error) and the statistics file;
 /// returns the exit code.
