@@ -21,10 +21,16 @@ constexpr Duration k_candidate_for = std::chrono::seconds(3);
 /// How long a joiner's key stays spent after its connect admitted it: the life of a cookie, after
 /// which a copy of that connect no longer passes the cookie check.
 constexpr Duration k_spent_for = std::chrono::seconds(20);
-constexpr std::size_t k_max_spent = 256;
-/// Handshakes whose public-key work the host does at most: a burst, and then a second.
+/// Handshakes whose public-key work the host does at most: a burst, and then a second; and for
+/// one source address, a small share of that, so that one joiner cannot spend it all.
 constexpr double k_key_work_burst = 64;
 constexpr double k_key_work_per_second = 64;
+constexpr double k_address_key_work_burst = 4;
+constexpr double k_address_key_work_per_second = 2;
+/// Room for every joiner key the budget lets open in a cookie's life: the list of spent keys never
+/// fills while the budget lasts, so a holder of a credential cannot lock others out by filling it.
+constexpr std::size_t k_max_spent =
+    static_cast<std::size_t>(k_key_work_burst + k_key_work_per_second * std::chrono::duration<double>(k_spent_for).count());
 constexpr Duration k_transfer_poll_every = milliseconds(2);
 
 }  // namespace
@@ -48,6 +54,7 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
   relay_scratch_.reserve(k_max_datagram_bytes);
   scratch_.reserve(k_max_datagram_bytes);
   connections_.reserve(config_.players + k_max_spectators);
+  key_work_ = {k_key_work_burst, now};
   sent(now, now);
 }
 
@@ -114,13 +121,15 @@ void HostProtocol::handle_connect(const Endpoint& from, const Header& h, std::sp
     return;
   }
   const std::size_t sealed_from = connect_sealed_offset(clear->kind);
+  // The AEAD's datagram is the connect less its MAC (which covers that all).
+  const std::span<const std::byte> maced = datagram.first(connect_mac_offset(clear->kind));
   for (Connection& c : connections_) {
     if (c.is_gone() || c.joiner_key != clear->joiner_key) continue;
     // Its welcome was lost, and it sends its connect again: opened under its handshake's keys (no
     // public-key work; a copy already opened is `replayed`), then the welcome again, only to the
     // joiner that asked (same address, not yet answered) and not more often than every 100 ms.
     // Connects prove no liveness.
-    scratch_.assign(datagram.begin(), datagram.end());
+    scratch_.assign(maced.begin(), maced.end());
     const OpenOutcome opened = c.handshake->open(scratch_, sealed_from, c.handshake->received_number(h.number));
     if (opened != OpenOutcome::opened) {
       return drop(opened == OpenOutcome::replayed ? DropReason::replayed : DropReason::unauthenticated);
@@ -132,7 +141,6 @@ void HostProtocol::handle_connect(const Endpoint& from, const Header& h, std::sp
   // proves the joiner holds one.
   std::array<CredentialCandidate, 2> candidates{};
   const std::size_t count = credential_candidates(*clear, candidates);
-  const std::span<const std::byte> maced = datagram.first(connect_mac_offset(clear->kind));
   const CredentialCandidate* credential = nullptr;
   for (std::size_t i = 0; i < count && credential == nullptr; ++i) {
     if (connect_mac_holds(candidates[i].secret, maced, clear->mac)) credential = &candidates[i];
@@ -147,12 +155,12 @@ void HostProtocol::handle_connect(const Endpoint& from, const Header& h, std::sp
   if (std::any_of(spent_.begin(), spent_.end(), [&](const auto& s) { return s.first == clear->joiner_key; })) {
     return drop(DropReason::replayed);
   }
-  if (spent_.size() >= k_max_spent || !take_key_work(now)) return drop(DropReason::busy);
+  if (spent_.size() >= k_max_spent || !take_key_work(from, now)) return drop(DropReason::busy);
   // The public-key work, after the cookie and the MAC: the handshake's keys, which open the rest.
   std::optional<ConnectionKeys> keys = ConnectionKeys::for_host(host_key_, clear->joiner_key, credential->secret);
   if (!keys) return drop(DropReason::unauthenticated);  // a low-order point
   PacketProtection handshake(std::move(*keys));
-  scratch_.assign(datagram.begin(), datagram.end());
+  scratch_.assign(maced.begin(), maced.end());
   if (handshake.open(scratch_, sealed_from, handshake.received_number(h.number)) != OpenOutcome::opened) {
     return drop(DropReason::unauthenticated);
   }
@@ -170,14 +178,30 @@ void HostProtocol::handle_connect(const Endpoint& from, const Header& h, std::sp
   }
 }
 
-bool HostProtocol::take_key_work(Instant now) {
-  // A bucket of k_key_work_burst handshakes, refilled at k_key_work_per_second: a flood of valid
-  // connects (each an X25519 or three) cannot take the host's time from its session.
-  const double refill = std::chrono::duration<double>(now - key_work_at_).count() * k_key_work_per_second;
-  key_work_ = std::min(k_key_work_burst, key_work_ + refill);
-  key_work_at_ = now;
-  if (key_work_ < 1.0) return false;
-  key_work_ -= 1.0;
+double HostProtocol::KeyWorkBudget::at_time(Instant now, double burst, double per_second) const {
+  return std::min(burst, tokens + std::chrono::duration<double>(now - at).count() * per_second);
+}
+
+bool HostProtocol::take_key_work(const Endpoint& from, Instant now) {
+  // Buckets of handshakes, refilled at a rate up to a burst: a flood of valid connects (each an
+  // X25519 or three) cannot take the host's time from its session, and one address cannot take
+  // every other joiner's turn.
+  const boost::asio::ip::address address = from.address();
+  AddressShare* share = nullptr;
+  for (AddressShare& s : address_shares_) {
+    if (s.used && s.address == address) share = &s;
+  }
+  if (share == nullptr) {
+    share = &*std::min_element(address_shares_.begin(), address_shares_.end(), [](const AddressShare& a, const AddressShare& b) {
+      return a.used != b.used ? !a.used : a.budget.at < b.budget.at;
+    });
+    *share = AddressShare{address, {k_address_key_work_burst, now}, true};
+  }
+  const double host_tokens = key_work_.at_time(now, k_key_work_burst, k_key_work_per_second);
+  const double address_tokens = share->budget.at_time(now, k_address_key_work_burst, k_address_key_work_per_second);
+  if (host_tokens < 1.0 || address_tokens < 1.0) return false;
+  key_work_ = {host_tokens - 1.0, now};
+  share->budget = {address_tokens - 1.0, now};
   return true;
 }
 

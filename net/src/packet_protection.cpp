@@ -178,6 +178,13 @@ bool connect_mac_holds(const CredentialSecret& secret, std::span<const std::byte
   return crypto_verify_16(as_uchar(want.data()), as_uchar(mac.data())) == 0;
 }
 
+void seal_connect(PacketProtection& handshake, std::vector<std::byte>& datagram, std::size_t sealed_from,
+                  const CredentialSecret& secret) {
+  handshake.seal(datagram, sealed_from);
+  const ConnectMac mac = connect_mac(secret, datagram);
+  datagram.insert(datagram.end(), mac.begin(), mac.end());
+}
+
 std::uint64_t expand_packet_number(std::uint64_t expected, std::uint16_t low) {
   constexpr std::uint64_t window = std::uint64_t{1} << 16;
   constexpr std::uint64_t half = window / 2;

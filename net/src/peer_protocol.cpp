@@ -403,11 +403,8 @@ void PeerProtocol::send_hello(Instant now) {
     m.reclaim = config_.role == Role::player ? config_.reclaim : std::nullopt;
     std::vector<std::byte>& out = outbox().next(config_.host);
     write_connect(out, Header{MessageType::connect, 0, static_cast<std::uint16_t>(handshake_->next_number())}, m);
-    // The MAC over the clear part, under the credential's secret: the host checks it first.
-    const std::size_t mac_at = connect_mac_offset(m.kind);
-    const ConnectMac mac = connect_mac(config_.credential.secret, std::span(out).first(mac_at));
-    std::copy(mac.begin(), mac.end(), out.begin() + static_cast<std::ptrdiff_t>(mac_at));
-    handshake_->seal(out, connect_sealed_offset(m.kind));
+    // Sealed, then the MAC of it all under the credential's secret: the host checks that first.
+    seal_connect(*handshake_, out, connect_sealed_offset(m.kind), config_.credential.secret);
   }
   sent(now, now + config_.hello_every);
 }

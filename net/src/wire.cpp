@@ -184,7 +184,6 @@ void write_connect(std::vector<std::byte>& out, const Header& h, const Connect& 
   w.bytes(m.cookie);
   w.bytes(m.joiner_key);
   if (m.kind == CredentialKind::token) w.bytes(m.token);
-  w.bytes(m.mac);
   w.u8(static_cast<std::uint8_t>(m.role));
   const Reclaim reclaim = m.reclaim.value_or(Reclaim{});
   w.u64(reclaim.session);
@@ -396,10 +395,13 @@ Decoded<Connect> read_connect_clear(std::span<const std::byte> d) {
   copy_into(m.cookie, r.bytes(k_cookie_bytes));
   copy_into(m.joiner_key, r.bytes(k_key_exchange_bytes));
   if (m.kind == CredentialKind::token) copy_into(m.token, r.bytes(k_token_blob_bytes));
-  copy_into(m.mac, r.bytes(k_connect_mac_bytes));
-  // The sealed part, still sealed: exactly its plaintext and the tag.
-  if (d.size() != connect_sealed_offset(m.kind) + k_connect_sealed_bytes + k_packet_tag_bytes) r.fail();
-  else (void)r.rest();
+  // The sealed part, still sealed (exactly its plaintext and the tag), then the MAC.
+  if (d.size() != connect_mac_offset(m.kind) + k_connect_mac_bytes) {
+    r.fail();
+  } else {
+    (void)r.bytes(k_connect_sealed_bytes + k_packet_tag_bytes);
+    copy_into(m.mac, r.bytes(k_connect_mac_bytes));
+  }
   return finish(r, m);
 }
 

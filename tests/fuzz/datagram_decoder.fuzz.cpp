@@ -89,12 +89,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     case MessageType::challenge: (void)read_challenge(datagram); break;
     case MessageType::connect:
-      // The clear part; then the rest as though it had opened (its plaintext where the tag is not).
+      // The clear part and the MAC; then the rest as though it had opened (its plaintext where
+      // the tag and the MAC are not).
       if (const Decoded<Connect> clear = read_connect_clear(datagram)) {
-        const Decoded<Connect> full = read_connect_sealed(datagram.first(datagram.size() - k_packet_tag_bytes), *clear);
+        const std::size_t trailer = k_packet_tag_bytes + k_connect_mac_bytes;
+        const Decoded<Connect> full = read_connect_sealed(datagram.first(datagram.size() - trailer), *clear);
         if (full) {
           write_connect(again, *header, *full);
-          check(again.size() + k_packet_tag_bytes == datagram.size());
+          check(again.size() + trailer == datagram.size());
         }
       }
       break;

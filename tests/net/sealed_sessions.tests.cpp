@@ -245,6 +245,7 @@ TEST_CASE("a hundred thousand connects with random keys and MACs, under a valid 
     for (std::byte& b : c.mac) b = static_cast<std::byte>(rng.below(256));
     net::write_connect(d, {net::MessageType::connect, 0, static_cast<std::uint16_t>(i)}, c);
     d.resize(d.size() + net::k_packet_tag_bytes);
+    d.insert(d.end(), c.mac.begin(), c.mac.end());
     attacker.send(to, d);
     if (i % 1000 == 999) group.run(group.network().now() + milliseconds(1));
   }
@@ -352,4 +353,83 @@ TEST_CASE("a library host and joiner that set no random source draw their keys f
   CHECK(joiner_key(0) != joiner_key(0));
   CHECK(joiner_key(5) == joiner_key(5));
   CHECK(joiner_key(5) != joiner_key(6));
+}
+
+TEST_CASE("a connect's MAC covers all of it: copies changed in any byte, raced ahead of it from its own address, cost "
+          "no public-key work; and one address has a small share of the host's",
+          "[net][session][crypto][hostile]") {
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({3, 1000}, 5, invited_host(120), {}, sealed_input).ok());
+  const net::PublicKey host_key = group[0].session->host_protocol()->host_key();
+  const net::Endpoint to = VirtualSessions<WalkerSim>::address(0);
+  const net::DropCounts& drops = group[0].session->protocol().drops();
+  const auto after = [&](Instant wait) { group.run(group.network().now() + wait); };
+  // A hand joiner's connect, answering the challenge to its hello.
+  const auto connect_of = [&](testing::HandJoiner& joiner, Attacker& at) {
+    at.send(to, joiner.hello());
+    after(milliseconds(20));
+    at.drain();
+    REQUIRE(at.received.size() == 1);
+    const std::optional<std::vector<std::byte>> connect = joiner.connect(at.received[0]);
+    at.received.clear();
+    REQUIRE(connect);
+    return *connect;
+  };
+  // Whether `at` has received a welcome that opens for `joiner` (among datagrams for others there,
+  // each tried on a copy: one that does not open is wiped).
+  const auto welcomed = [&](testing::HandJoiner& joiner, Attacker& at) {
+    at.drain();
+    bool welcome = false;
+    for (const std::vector<std::byte>& d : at.received) {
+      std::vector<std::byte> copy = d;
+      const std::optional<net::Header> h = joiner.open(copy);
+      welcome = welcome || (h && h->type == net::MessageType::welcome);
+    }
+    return welcome;
+  };
+
+  Attacker one{group.network().open(VirtualSessions<WalkerSim>::address(1), {}), {}};
+  testing::HandJoiner player(501, net::Role::player, {net::CredentialKind::invite, secret_of(1), host_key, {}});
+  const std::vector<std::byte> genuine = connect_of(player, one);
+  const std::size_t sealed_from = net::connect_sealed_offset(net::CredentialKind::invite);
+  for (std::size_t at = sealed_from; at < genuine.size(); ++at) {  // the sealed part, its tag, the MAC
+    std::vector<std::byte> changed = genuine;
+    changed[at] ^= std::byte{0x10};
+    one.send(to, changed);
+  }
+  after(milliseconds(20));
+  CHECK(drops[net::DropReason::unauthenticated] == genuine.size() - sealed_from);
+  CHECK(drops[net::DropReason::busy] == 0);
+  one.drain();
+  CHECK(one.received.empty());  // nothing answered
+  one.send(to, genuine);        // and the address's share is whole: the genuine one is admitted
+  after(milliseconds(20));
+  CHECK(welcomed(player, one));
+
+  // Six spectators behind one address: four handshakes at once, then two a second; another
+  // address is not kept waiting by them.
+  Attacker crowd{group.network().open(VirtualSessions<WalkerSim>::address(2), {}), {}};
+  std::vector<std::unique_ptr<testing::HandJoiner>> watchers;
+  std::vector<std::vector<std::byte>> connects;
+  for (std::uint64_t nonce = 600; nonce < 606; ++nonce) {
+    watchers.push_back(std::make_unique<testing::HandJoiner>(
+        nonce, net::Role::spectator, net::JoinCredential{net::CredentialKind::invite, secret_of(2), host_key, {}}));
+    connects.push_back(connect_of(*watchers.back(), crowd));
+  }
+  for (const std::vector<std::byte>& c : connects) crowd.send(to, c);
+  after(milliseconds(20));
+  for (std::size_t i = 0; i < watchers.size(); ++i) CHECK(welcomed(*watchers[i], crowd) == (i < 4));
+  CHECK(drops[net::DropReason::busy] == 2);
+  crowd.received.clear();
+  Attacker elsewhere{group.network().open(VirtualSessions<WalkerSim>::address(3), {}), {}};
+  testing::HandJoiner watcher(700, net::Role::spectator, {net::CredentialKind::invite, secret_of(2), host_key, {}});
+  elsewhere.send(to, connect_of(watcher, elsewhere));
+  after(milliseconds(20));
+  CHECK(welcomed(watcher, elsewhere));
+  after(milliseconds(1000));
+  crowd.drain();
+  crowd.received.clear();
+  crowd.send(to, connects[4]);  // a busy one's connect again, a second later: its turn has come
+  after(milliseconds(20));
+  CHECK(welcomed(*watchers[4], crowd));
 }

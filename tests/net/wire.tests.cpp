@@ -112,9 +112,13 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
       CHECK(out.size() == connect_sealed_offset(kind) + k_connect_sealed_bytes);
       std::vector<std::byte> sealed = out;
       sealed.resize(sealed.size() + k_packet_tag_bytes);  // as long as a sealed one
+      CHECK(sealed.size() == connect_mac_offset(kind));
+      for (std::size_t i = 0; i < k_connect_mac_bytes; ++i) sealed.push_back(static_cast<std::byte>(0xA0 + i));
       const Decoded<Connect> clear = read_connect_clear(sealed);
       REQUIRE(clear.ok());
       CHECK(clear->kind == kind);
+      CHECK(clear->mac[0] == std::byte{0xA0});  // the MAC is last
+      CHECK(clear->mac[15] == std::byte{0xAF});
       CHECK(clear->nonce == 0x1234);
       CHECK(clear->cookie == cookie_of(5));
       CHECK(clear->joiner_key == key_of(11));

@@ -49,10 +49,7 @@ class HandJoiner {
     m.reclaim = reclaim;
     std::vector<std::byte> d;
     net::write_connect(d, {net::MessageType::connect, 0, static_cast<std::uint16_t>(handshake_->next_number())}, m);
-    const std::size_t mac_at = net::connect_mac_offset(m.kind);
-    const net::ConnectMac mac = net::connect_mac(credential_.secret, std::span(d).first(mac_at));
-    std::copy(mac.begin(), mac.end(), d.begin() + static_cast<std::ptrdiff_t>(mac_at));
-    handshake_->seal(d, net::connect_sealed_offset(m.kind));
+    net::seal_connect(*handshake_, d, net::connect_sealed_offset(m.kind), credential_.secret);
     return d;
   }
 

@@ -136,8 +136,9 @@ class HostProtocol final : public LockstepProtocol {
   }
   /// 24 random bytes for a message sealed once.
   OnceNonce once_nonce();
-  /// Takes one handshake's public-key work from the budget; false when it is spent.
-  bool take_key_work(Instant now);
+  /// Takes one handshake's public-key work from the host's budget and from the share of `from`'s
+  /// address; false, taking nothing, when either is spent.
+  bool take_key_work(const Endpoint& from, Instant now);
   // Admission.
   Connection* admit(const Endpoint& from, const Connect& connect, Role role, const CredentialCandidate& credential,
                     PacketProtection handshake, Instant now);
@@ -193,11 +194,23 @@ class HostProtocol final : public LockstepProtocol {
   std::array<std::uint64_t, k_max_session_players> slot_diverged_at_{};
   std::vector<std::byte> relay_scratch_;
   std::vector<std::byte> scratch_;  ///< a received datagram, opened in place
-  /// Joiner keys whose connect admitted a joiner in the last 20 s (a cookie's life), oldest first.
+  /// Joiner keys whose connect opened in the last 20 s (a cookie's life), oldest first.
   std::deque<std::pair<PublicKey, Instant>> spent_;
   bool token_expired_ = false;  ///< the last token checked had expired
-  double key_work_ = 64;        ///< handshakes whose public-key work may be done now (take_key_work)
-  Instant key_work_at_{0};
+  /// A token bucket: `tokens` handshakes may be done at `at`, refilled at a rate up to a burst.
+  struct KeyWorkBudget {
+    double tokens = 0;
+    Instant at{0};
+    [[nodiscard]] double at_time(Instant now, double burst, double per_second) const;
+  };
+  /// One address's share of the budget; the least recently used gives way to a new address.
+  struct AddressShare {
+    boost::asio::ip::address address;
+    KeyWorkBudget budget;
+    bool used = false;
+  };
+  KeyWorkBudget key_work_;
+  std::array<AddressShare, 64> address_shares_{};
   bool wants_state_ = false;
   bool reclaiming_ = false;  ///< a reclaim is taking a slot from its previous holder
 };

@@ -203,4 +203,10 @@ class PacketProtection {
   ReplayWindow window_;
 };
 
+/// Finishes a connect that write_connect wrote into `datagram`: seals its sealed part (from
+/// `sealed_from`) under the handshake's keys, then appends connect_mac of every byte under
+/// `secret`.
+void seal_connect(PacketProtection& handshake, std::vector<std::byte>& datagram, std::size_t sealed_from,
+                  const CredentialSecret& secret);
+
 }  // namespace lockstep::net

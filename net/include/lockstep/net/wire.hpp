@@ -134,21 +134,24 @@ struct Connect {
   Cookie cookie{};
   PublicKey joiner_key{};   ///< the joiner's X25519 public key, drawn for this handshake
   TokenBlob token{};        ///< CredentialKind::token only
-  /// connect_mac of every byte before it under the credential's secret.
-  std::array<std::byte, k_connect_mac_bytes> mac{};
   // Sealed:
   Role role = Role::player;  ///< what the joiner asks to be; only an open session takes it
   std::optional<Reclaim> reclaim;  ///< players: reclaim this slot rather than take a free one
+  /// Last, after the sealed part's tag: connect_mac of every byte before it under the
+  /// credential's secret, so that a copy with any byte changed fails before any public-key work.
+  std::array<std::byte, k_connect_mac_bytes> mac{};
 };
 
-/// Where a connect's MAC starts (it covers every byte before it).
-constexpr std::size_t connect_mac_offset(CredentialKind kind) {
+/// Where a connect's sealed part starts (everything before it is its associated data).
+constexpr std::size_t connect_sealed_offset(CredentialKind kind) {
   return k_header_bytes + 1 + 8 + k_cookie_bytes + k_key_exchange_bytes + (kind == CredentialKind::token ? k_token_blob_bytes : 0);
 }
-/// Where a connect's sealed part starts (everything before it is its associated data).
-constexpr std::size_t connect_sealed_offset(CredentialKind kind) { return connect_mac_offset(kind) + k_connect_mac_bytes; }
 /// The plaintext of a connect's sealed part: role, claim session, slot and key.
 inline constexpr std::size_t k_connect_sealed_bytes = 1 + 8 + 1 + 8;
+/// Where a connect's MAC starts: after the sealed part and its tag.
+constexpr std::size_t connect_mac_offset(CredentialKind kind) {
+  return connect_sealed_offset(kind) + k_connect_sealed_bytes + k_packet_tag_bytes;
+}
 
 struct Welcome {
   /// The host's X25519 public key drawn for this connection: the traffic keys come from it and
@@ -299,7 +302,8 @@ struct Decoded {
 // (the vector's capacity is reused).
 void write_hello(std::vector<std::byte>& out, const Header& h, const Hello& m);
 void write_challenge(std::vector<std::byte>& out, const Header& h, const Challenge& m);
-/// The clear part and the plaintext of the sealed part: seal from connect_sealed_offset(m.kind).
+/// The clear part and the plaintext of the sealed part, to be sealed from connect_sealed_offset(m.kind)
+/// and then MACed (seal_connect in packet_protection.hpp does both).
 void write_connect(std::vector<std::byte>& out, const Header& h, const Connect& m);
 void write_welcome(std::vector<std::byte>& out, const Header& h, const Welcome& m);
 void write_refuse(std::vector<std::byte>& out, const Header& h, const Refuse& m);
@@ -325,8 +329,8 @@ std::uint8_t version_of(std::span<const std::byte> datagram);
 // Readers: each parses the payload after the header.
 Decoded<Hello> read_hello(std::span<const std::byte> datagram);
 Decoded<Challenge> read_challenge(std::span<const std::byte> datagram);
-/// A connect's clear part (the sealed fields left at their defaults), checking that the datagram
-/// is exactly as long as a sealed part of its kind makes it.
+/// A connect's clear part and its MAC (the sealed fields left at their defaults), checking that the
+/// datagram is exactly as long as its kind makes it.
 Decoded<Connect> read_connect_clear(std::span<const std::byte> datagram);
 /// The sealed part of a connect that opened (`opened` is header, clear part and plaintext),
 /// into `m`, whose clear part read_connect_clear gave.
