@@ -56,7 +56,7 @@ void token(const TokenFlags& o) {
   }
   grant.expires = unix_now() + o.expires_s;
   grant.host_id = o.host_id;
-  grant.client_id = net::random_u64();
+  grant.client_id = net::random_u64() | 1;  // never 0, which is no client
   std::array<std::byte, net::k_token_random_bytes> random{};
   net::random_bytes(random);
   const net::ConnectToken minted = net::mint_token(key.value(), grant, random);

@@ -65,7 +65,8 @@ std::optional<OpenedToken> open_token(const TokenKey& key, const TokenBlob& blob
   out.grant.client_id = r.u64();
   const std::span<const std::byte> secret = r.bytes(k_credential_secret_bytes);
   const bool ok = r.ok() && format == k_token_format && role <= static_cast<std::uint8_t>(Role::spectator) &&
-                  (out.grant.slot == k_no_slot || (role == 0 && out.grant.slot < k_max_session_players));
+                  (out.grant.slot == k_no_slot || (role == 0 && out.grant.slot < k_max_session_players)) &&
+                  out.grant.client_id != 0;
   if (ok) {
     out.grant.role = static_cast<Role>(role);
     std::copy(secret.begin(), secret.end(), out.secret.begin());

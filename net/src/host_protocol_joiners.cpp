@@ -32,7 +32,7 @@ Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Ro
   std::variant<std::uint8_t, Refusal> place = admission_.place(role, connect.reclaim, places(), parameters().session);
   // A token's fixed slot: that one, free or reclaimed, and no other.
   if (const std::uint8_t* slot = std::get_if<std::uint8_t>(&place);
-      slot != nullptr && credential.slot != k_no_slot && *slot != credential.slot) {
+      slot != nullptr && role == Role::player && credential.slot != k_no_slot && *slot != credential.slot) {
     const bool free = std::none_of(connections_.begin(), connections_.end(), [&](const Connection& c) {
       return !c.is_gone() && c.slot == credential.slot;
     }) && slots()[credential.slot].state == SlotState::waiting;

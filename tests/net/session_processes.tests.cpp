@@ -664,6 +664,7 @@ TEST_CASE("keygen and token mint connect tokens a host started with their key ad
                                    k_fast_rate, "--token-key", key, "--host-id", "3"});
   REQUIRE(host.wait_for("host: session"));
   CHECK(code_after(host.output(), "invite").empty());  // tokens only
+  CHECK_THAT(host.output(), !Catch::Contains("host id 0"));
   const ProcessResult other_host = run_process(k_lockstep, {"join", at, "--bot", "--token", foreign, "--timeout-ms", "1000"});
   CHECK(other_host.exit_code == 3);
   const ProcessResult wrong_role = run_process(k_lockstep, {"join", at, "--bot", "--token", watcher});
@@ -680,6 +681,12 @@ TEST_CASE("keygen and token mint connect tokens a host started with their key ad
   CHECK(s.exit_code == 0);
   CHECK(p.last_line() == h.last_line());
   CHECK(s.last_line() == h.last_line());
+  // A host of this key with no id of its own says that every host's tokens get in.
+  const ProcessResult anonymous = run_process(k_lockstep, {"host", "--port", std::to_string(free_udp_port()), "--bot",
+                                                           "--token-key", key, "--wait-timeout", "1"});
+  CHECK(anonymous.exit_code == 3);
+  CHECK_THAT(anonymous.out, Catch::Contains("host: note: host id 0 (no --host-id): a token minted for any host that "
+                                            "shares this key gets in here\n"));
 }
 
 TEST_CASE("datagrams captured through a relay and sent back unmodified, bit-flipped, cut short or extended, from the "

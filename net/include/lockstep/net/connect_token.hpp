@@ -29,7 +29,7 @@ struct TokenGrant {
   std::uint8_t slot = k_no_slot;  ///< a player's fixed slot, or k_no_slot for any free one
   std::uint64_t expires = 0;      ///< Unix seconds: not admitted at or after it
   std::uint64_t host_id = 0;      ///< only the host started with this id admits it
-  std::uint64_t client_id = 0;    ///< one live connection per client id
+  std::uint64_t client_id = 0;    ///< one live connection per client id; never 0 (no token opens with 0)
   friend bool operator==(const TokenGrant&, const TokenGrant&) = default;
 };
 
@@ -40,7 +40,8 @@ struct ConnectToken {
 };
 
 /// Mints a token under `key`. `random` is k_token_random_bytes from a cryptographic source: the
-/// blob's nonce and the client secret.
+/// blob's nonce and the client secret. A grant open_token refuses (client id 0, a spectator's
+/// slot, a slot past 7) is sealed as given, and no host admits it.
 ConnectToken mint_token(const TokenKey& key, const TokenGrant& grant,
                         const std::array<std::byte, k_token_random_bytes>& random);
 

@@ -187,6 +187,9 @@ void host_command(const HostOptions<S>& options, int* exit_code) {
       driver.log("host: the invites are not left for joiners on this machine: " + written.error().message);
     }
   }
+  if (host.credentials.token_key && o.host_id == 0) {
+    driver.log("host: note: host id 0 (no --host-id): a token minted for any host that shares this key gets in here");
+  }
   driver.log(describe_host(session->parameters(), port, o, host, driver.netsim));
   *exit_code = drive_to_end(session.value(), *socket.value(), io, clock, driver, view.get(), o.session);
 }
