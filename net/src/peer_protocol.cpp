@@ -37,6 +37,7 @@ PeerProtocol::PeerProtocol(PeerProtocolConfig config, Instant now)
   own_key_ = key_->public_key();
   LOCKSTEP_ASSERT(config_.input_bytes >= 1 && config_.neutral_input.size() == config_.input_bytes);
   scratch_.reserve(k_max_datagram_bytes);
+  candidates_.reserve(k_max_host_candidates);
   sent(now, now);
 }
 
@@ -102,11 +103,18 @@ void PeerProtocol::handle_handshake(const Header& h, std::span<const std::byte> 
   }
   // Everything else the host says to a joiner before the welcome is sealed once under the keys
   // of its connect: a welcome, or a refusal. (A clear refusal is another version's, above.)
-  if (!handshake_ || h.clear || (h.type != MessageType::refuse && h.type != MessageType::welcome)) {
+  if (candidates_.empty() || h.clear || (h.type != MessageType::refuse && h.type != MessageType::welcome)) {
     return drop(DropReason::unexpected_type);
   }
-  scratch_.assign(datagram.begin(), datagram.end());
-  if (!open_once(scratch_, k_sealed_header_bytes, handshake_->keys())) return drop(DropReason::unauthenticated);
+  // The host is the candidate whose keys open it (each tried on a fresh copy: a failed open wipes).
+  auto host = candidates_.end();
+  for (auto it = candidates_.begin(); it != candidates_.end() && host == candidates_.end(); ++it) {
+    scratch_.assign(datagram.begin(), datagram.end());
+    if (open_once(scratch_, k_sealed_header_bytes, it->handshake.keys())) host = it;
+  }
+  if (host == candidates_.end()) return drop(DropReason::unauthenticated);
+  handshake_.emplace(std::move(host->handshake));
+  candidates_.clear();
   if (h.type == MessageType::refuse) {
     const Decoded<Refuse> r = read_refuse(scratch_);
     if (!r) return drop(r.drop);
@@ -128,19 +136,20 @@ void PeerProtocol::handle_handshake(const Header& h, std::span<const std::byte> 
 void PeerProtocol::handle_challenge(const Challenge& c, Instant now) {
   // An invite names the host's key: a challenge with another is not from the host invited to.
   if (config_.credential.host_key && c.host_key != *config_.credential.host_key) return drop(DropReason::unauthenticated);
-  if (!host_key_) {
-    // The handshake's keys, from the first challenge's host key, which the join then holds to: a
-    // challenge naming another is not from the host this one connects to.
-    std::optional<ConnectionKeys> keys = ConnectionKeys::for_joiner(*key_, c.host_key, config_.credential.secret);
-    if (!keys) return drop(DropReason::unauthenticated);  // a low-order point
-    handshake_.emplace(std::move(*keys));
-    host_key_ = c.host_key;
-  } else if (*host_key_ != c.host_key) {
-    return drop(DropReason::unauthenticated);
+  for (HostCandidate& known : candidates_) {
+    if (known.key == c.host_key) {
+      known.cookie = c.cookie;  // a newer cookie, for the next connect (no reply now: no reflection)
+      return;
+    }
   }
-  cookie_ = c.cookie;
+  if (candidates_.size() == k_max_host_candidates) return drop(DropReason::unauthenticated);
+  // The handshake's keys under this host key; the first connect under them at once.
+  std::optional<ConnectionKeys> keys = ConnectionKeys::for_joiner(*key_, c.host_key, config_.credential.secret);
+  if (!keys) return drop(DropReason::unauthenticated);  // a low-order point
+  candidates_.push_back({c.host_key, PacketProtection(std::move(*keys)), c.cookie});
   state_ = PeerState::challenged;
-  send_hello(now);  // the connect, at once
+  send_connect(candidates_.back());
+  sent(now, now + config_.hello_every);
 }
 
 std::string PeerProtocol::refusal_text(const Welcome& w) const {
@@ -391,22 +400,26 @@ void PeerProtocol::send_hello(Instant now) {
   if (state_ == PeerState::hello) {
     write_hello(outbox().next(config_.host), Header{MessageType::hello, 0, 0}, {config_.nonce});
   } else {
-    // The connect: each one sealed with the next packet number, so that one sent again with
-    // another cookie never repeats a nonce under these keys.
-    Connect m;
-    m.kind = config_.credential.kind;
-    m.nonce = config_.nonce;
-    m.cookie = cookie_;
-    m.joiner_key = own_key_;
-    m.token = config_.credential.token;
-    m.role = config_.role;
-    m.reclaim = config_.role == Role::player ? config_.reclaim : std::nullopt;
-    std::vector<std::byte>& out = outbox().next(config_.host);
-    write_connect(out, Header{MessageType::connect, 0, static_cast<std::uint16_t>(handshake_->next_number())}, m);
-    // Sealed, then the MAC of it all under the credential's secret: the host checks that first.
-    seal_connect(*handshake_, out, connect_sealed_offset(m.kind), config_.credential.secret);
+    for (HostCandidate& candidate : candidates_) send_connect(candidate);
   }
   sent(now, now + config_.hello_every);
+}
+
+void PeerProtocol::send_connect(HostCandidate& candidate) {
+  // Each one sealed with the candidate's next packet number, so that one sent again with another
+  // cookie never repeats a nonce under its keys.
+  Connect m;
+  m.kind = config_.credential.kind;
+  m.nonce = config_.nonce;
+  m.cookie = candidate.cookie;
+  m.joiner_key = own_key_;
+  m.token = config_.credential.token;
+  m.role = config_.role;
+  m.reclaim = config_.role == Role::player ? config_.reclaim : std::nullopt;
+  std::vector<std::byte>& out = outbox().next(config_.host);
+  write_connect(out, Header{MessageType::connect, 0, static_cast<std::uint16_t>(candidate.handshake.next_number())}, m);
+  // Sealed, then the MAC of it all under the credential's secret: the host checks that first.
+  seal_connect(candidate.handshake, out, connect_sealed_offset(m.kind), config_.credential.secret);
 }
 
 void PeerProtocol::send_update(Instant now) {

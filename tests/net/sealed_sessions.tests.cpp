@@ -260,22 +260,34 @@ TEST_CASE("a hundred thousand connects with random keys and MACs, under a valid 
   CHECK(attacker.received.size() == 1);  // and none was answered
 }
 
-TEST_CASE("forged challenges, refusals and welcomes from the host's address end no joiner", "[net][session][crypto][hostile]") {
+TEST_CASE("forged challenges, refusals and welcomes from the host's address end no joiner, with an invite (which names "
+          "the host's key) or without (the joiner tries each key it is challenged with until one's welcome opens)",
+          "[net][session][crypto][hostile]") {
+  const bool invited = GENERATE(true, false);
   VirtualSessions<WalkerSim> group;
-  REQUIRE(group.host({2, 1000}, 5, invited_host(120), {}, sealed_input).ok());
+  REQUIRE(group.host({2, 1000}, 5, invited ? invited_host(120) : host_config(120), {}, sealed_input).ok());
   const net::PublicKey host_key = group[0].session->host_protocol()->host_key();
   // The forger sits at the host's address and answers the joiner's hellos before the host does.
   Attacker forger{group.network().open(VirtualSessions<WalkerSim>::address(0), {}), {}};
-  const std::size_t joiner = group.join(net::Role::player, with_invite(secret_of(1), host_key), {}, sealed_input);
+  net::JoinConfig config = invited ? with_invite(secret_of(1), host_key) : join_config();
+  config.nonce = 4242;
+  const std::size_t joiner = group.join(net::Role::player, config, {}, sealed_input);
   const net::Endpoint at = VirtualSessions<WalkerSim>::address(1);
+  // Before the host's: a challenge naming another key (it saw the hello on the path).
+  net::PublicKey forged_key = host_key;
+  forged_key[5] ^= std::byte{0x21};
+  std::vector<std::byte> first;
+  net::write_challenge(first, {net::MessageType::challenge, 0, 0}, {config.nonce, {}, forged_key});
+  forger.send(at, first);
   bool forged = false;
   REQUIRE(group.run(seconds(30), [&](Instant) {
     if (forged) return;
     forger.drain();
     for (const auto& d : forger.received) {
+      // The joiner's first hello or connect.
       const net::Decoded<net::Header> h = net::read_header(d);
-      if (!h || h->type != net::MessageType::hello) continue;
-      const std::uint64_t nonce = net::read_hello(d)->nonce;
+      if (!h || (h->type != net::MessageType::hello && h->type != net::MessageType::connect)) continue;
+      const std::uint64_t nonce = config.nonce;
       std::vector<std::byte> out;
       net::PublicKey other_key = host_key;
       other_key[3] ^= std::byte{0x40};

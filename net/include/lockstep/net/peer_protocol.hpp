@@ -116,10 +116,19 @@ class PeerProtocol final : public LockstepProtocol {
   /// This join's key pair: drawn once, for every connect; wiped once the traffic keys are derived.
   std::optional<KeyExchangePair> key_;
   PublicKey own_key_{};                        ///< its public half
-  std::optional<PublicKey> host_key_;          ///< the challenge's
-  std::optional<PacketProtection> handshake_;  ///< from the challenge on: connects, welcome, refusal
+  /// A host key a challenge named, with the handshake's keys under it and its latest cookie. Until a
+  /// welcome or refusal opens under one, each gets a connect: a challenge forged by someone who saw
+  /// the hello (without an invite, which names the key) cannot take the host's place.
+  struct HostCandidate {
+    PublicKey key{};
+    PacketProtection handshake;
+    Cookie cookie{};
+  };
+  static constexpr std::size_t k_max_host_candidates = 4;
+  std::vector<HostCandidate> candidates_;
+  void send_connect(HostCandidate& candidate);
+  std::optional<PacketProtection> handshake_;  ///< the candidate whose welcome or refusal opened
   std::optional<PacketProtection> protection_; ///< from the welcome on: everything else
-  Cookie cookie_{};
   std::uint8_t connection_ = 0;
   std::optional<std::uint64_t> path_response_;  ///< the last relay's path challenge, echoed
   std::vector<std::byte> scratch_;              ///< a received datagram, opened in place
