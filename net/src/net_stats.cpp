@@ -6,10 +6,10 @@ namespace lockstep::net {
 
 namespace {
 
-std::string optional_ms(const std::optional<double>& ms) {
+std::string optional_ms(const std::optional<double>& ms, int decimals = 1) {
   if (!ms) return "null";
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f", *ms);
+  std::snprintf(text, sizeof text, "%.*f", decimals, *ms);
   return text;
 }
 
@@ -35,7 +35,8 @@ std::string stats_json(const NetStats& s) {
          ", \"datagrams_received\": " + std::to_string(s.datagrams_received) +
          ", \"bytes_sent\": " + std::to_string(s.bytes_sent) + ", \"bytes_received\": " + std::to_string(s.bytes_received) +
          ", \"rtt_ms\": " + rtt + ", \"input_delay\": " + std::to_string(s.input_delay) +
-         ", \"input_delay_changes\": [" + changes + "], \"state_bytes\": " + std::to_string(s.state_bytes) +
+         ", \"input_delay_changes\": [" + changes + "], \"welcomed_ms\": " + optional_ms(s.welcomed_ms, 3) +
+         ", \"state_bytes\": " + std::to_string(s.state_bytes) +
          ", \"state_ms\": " + optional_ms(s.state_ms) + ", \"caught_up_ms\": " + optional_ms(s.caught_up_ms) + ", \"playing_ms\": " + optional_ms(s.playing_ms) +
          ", \"desyncs\": " + std::to_string(s.desyncs) + ", \"resync_bytes\": " + std::to_string(s.resync_bytes) +
          ", \"resync_ms\": " + optional_ms(s.resync_ms) +

@@ -398,6 +398,7 @@ Instant PeerProtocol::next_wakeup() const { return state_ == PeerState::ended ? 
 
 void PeerProtocol::send_hello(Instant now) {
   if (state_ == PeerState::hello) {
+    if (!first_hello_at_) first_hello_at_ = now;
     write_hello(outbox().next(config_.host), Header{MessageType::hello, 0, 0}, {config_.nonce});
   } else {
     for (HostCandidate& candidate : candidates_) send_connect(candidate);

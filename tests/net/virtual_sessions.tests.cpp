@@ -172,6 +172,22 @@ TEST_CASE("a host, players and a spectator agree through loss, duplication, reor
   CHECK(group.agree());
 }
 
+TEST_CASE("a joiner's handshake takes two round trips: its statistics say how long from its first hello to its welcome",
+          "[net][session]") {
+  VirtualSessions<WalkerSim> group;
+  net::NetSimConfig far;
+  far.delay_ms = 25;  // each way, on what each side sends: a round trip of 50 ms
+  REQUIRE(group.host({2, 1000}, 5, host_config(30), far, walker_input).ok());
+  group.join(net::Role::player, join_config(), far, walker_input);
+  REQUIRE(group.run(seconds(30)));
+  CHECK_FALSE(group[0].session->stats().welcomed_ms.has_value());  // the host joins nobody
+  const std::optional<double> welcomed = group[1].session->stats().welcomed_ms;
+  REQUIRE(welcomed.has_value());
+  CHECK(*welcomed >= 100.0);  // hello, challenge, connect, welcome: 4 × 25 ms
+  CHECK(*welcomed < 110.0);   // and little more: nothing waits for a timer
+  CHECK_THAT(net::stats_json(group[1].session->stats()), Catch::Contains("\"welcomed_ms\": " + std::to_string(*welcomed).substr(0, 5)));
+}
+
 TEST_CASE("an adaptive input delay keeps players through 60 ± 20 ms each way to under 1% stall ticks, "
           "and every participant learns each change for the same tick",
           "[net][session][delay]") {

@@ -1,5 +1,6 @@
 // Datagram protection figures: sealing one datagram, and opening it on the other side, at the
-// sizes a session sends (an update or relay of a tick or two, a state piece).
+// sizes a session sends (an update or relay of a tick or two, a state piece); and a whole
+// handshake's work on both sides.
 
 #include <benchmark/benchmark.h>
 
@@ -8,7 +9,9 @@
 #include <optional>
 #include <vector>
 
+#include "lockstep/net/host_protocol.hpp"
 #include "lockstep/net/packet_protection.hpp"
+#include "lockstep/net/peer_protocol.hpp"
 
 using namespace lockstep::net;
 
@@ -87,5 +90,49 @@ void BM_HostKeysForJoiner(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_HostKeysForJoiner);
+
+/// One joiner's whole handshake with a host, both sides' work with no network between them: hello,
+/// challenge, connect, welcome (two round trips), with an invite. The host is made afresh, untimed,
+/// for each (its slots and budget of key work are a session's).
+void BM_Handshake(benchmark::State& state) {
+  const Endpoint host_at(boost::asio::ip::make_address("127.0.0.1"), 7777);
+  const Endpoint joiner_at(boost::asio::ip::make_address("127.0.0.1"), 40000);
+  CredentialSecret invite{};
+  invite.fill(std::byte{9});
+  std::uint64_t nonce = 1;
+  std::uint64_t round_trips = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    HostProtocolConfig hc;
+    hc.input_bytes = 1;
+    hc.neutral_input = std::vector<std::byte>(1);
+    hc.sim_name = "bench";
+    hc.credentials.player_invite = invite;
+    std::optional<HostProtocol> host;
+    host.emplace(hc, Instant{0});
+    state.ResumeTiming();
+    PeerProtocolConfig pc;
+    pc.host = host_at;
+    pc.input_bytes = 1;
+    pc.neutral_input = std::vector<std::byte>(1);
+    pc.sim_name = "bench";
+    pc.nonce = nonce++;
+    pc.credential = {CredentialKind::invite, invite, host->host_key(), {}};
+    PeerProtocol peer(pc, Instant{0});
+    peer.poll(Instant{0});
+    while (!peer.welcomed()) {
+      for (const Transmit& t : peer.outbox().pending()) host->receive(joiner_at, t.bytes, Instant{0});
+      peer.outbox().clear();
+      for (const Transmit& t : host->outbox().pending()) peer.receive(host_at, t.bytes, Instant{0});
+      host->outbox().clear();
+      ++round_trips;
+    }
+    state.PauseTiming();
+    host.reset();
+    state.ResumeTiming();
+  }
+  state.counters["round_trips"] = benchmark::Counter(static_cast<double>(round_trips), benchmark::Counter::kAvgIterations);
+}
+BENCHMARK(BM_Handshake);
 
 }  // namespace

@@ -27,6 +27,8 @@ struct NetStats {
   std::optional<double> rtt_ms;     ///< median
   std::uint32_t input_delay = 0;    ///< the delay in force at the last tick
   std::vector<DelayChange> delay_changes;  ///< every change of an adaptive delay, in order
+  /// A joiner: the ms from its first hello to its welcome (the handshake, two round trips).
+  std::optional<double> welcomed_ms;
   /// A late joiner: the state it started from (bytes), the ms from its hello to holding it, and
   /// to having stepped every tick it knew of (caught up with the session).
   std::uint64_t state_bytes = 0;
@@ -45,7 +47,8 @@ struct NetStats {
 
 /// One JSON object, keys in a fixed order: ticks, stall_ticks, behind_ticks, datagrams_sent,
 /// datagrams_received, bytes_sent, bytes_received, rtt_ms (null before a measurement),
-/// input_delay, input_delay_changes ([{"tick": T, "delay": D}, …]), state_bytes, state_ms and
+/// input_delay, input_delay_changes ([{"tick": T, "delay": D}, …]), welcomed_ms (a joiner's; null
+/// on the host), state_bytes, state_ms and
 /// caught_up_ms (a late joiner's; null when not one), playing_ms (a late player's), desyncs, resync_bytes and resync_ms (null
 /// when this participant was not resynced), dropped (reason → count, the reasons that
 /// occurred).

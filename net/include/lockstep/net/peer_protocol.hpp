@@ -52,6 +52,8 @@ class PeerProtocol final : public LockstepProtocol {
   [[nodiscard]] std::optional<double> rtt_ms() const override { return rtt_.median_ms(); }
 
   [[nodiscard]] PeerState state() const { return state_; }
+  /// When it sent its first hello (the handshake's start), once it has.
+  [[nodiscard]] std::optional<Instant> first_hello_at() const { return first_hello_at_; }
   /// The host's simulation configuration (canonical bytes), once welcomed.
   [[nodiscard]] const std::vector<std::byte>& sim_config() const { return sim_config_; }
   /// Own inputs given, through this tick, and those the host has acknowledged.
@@ -111,6 +113,7 @@ class PeerProtocol final : public LockstepProtocol {
   PeerProtocolConfig config_;
   PeerState state_ = PeerState::hello;
   Instant asked_at_;
+  std::optional<Instant> first_hello_at_;
   Instant last_heard_{0};
   std::optional<Instant> finished_since_;  ///< when it stepped its last tick
   /// This join's key pair: drawn once, for every connect; wiped once the traffic keys are derived.

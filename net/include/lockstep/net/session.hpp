@@ -287,6 +287,9 @@ class Session {
     s.input_delay = protocol_->input_delay_after(tick());
     s.delay_changes = protocol_->delay_changes();
     s.state_bytes = state_bytes_;
+    if (welcomed_at_ && peer_->first_hello_at()) {
+      s.welcomed_ms = static_cast<double>((*welcomed_at_ - *peer_->first_hello_at()).count()) / 1000.0;
+    }
     if (state_at_) s.state_ms = static_cast<double>((*state_at_ - joined_at_).count()) / 1000.0;
     if (caught_up_at_) s.caught_up_ms = static_cast<double>((*caught_up_at_ - joined_at_).count()) / 1000.0;
     if (playing_at_) s.playing_ms = static_cast<double>((*playing_at_ - joined_at_).count()) / 1000.0;
@@ -386,6 +389,7 @@ class Session {
       }
       peer_->state_taken();
     }
+    if (!welcomed_at_ && peer_->welcomed()) welcomed_at_ = now;
     if (runner_ || !protocol_->welcomed() || protocol_->outcome()) return true;
     config_ = decode_config(peer_->sim_config()).value_or(typename S::Config{});
     seed_ = parameters().seed;
@@ -606,6 +610,7 @@ class Session {
   // A late joiner: when it held its state and caught up.
   std::uint64_t state_bytes_ = 0;
   Instant joined_at_{0};
+  std::optional<Instant> welcomed_at_;
   std::optional<Instant> state_at_;
   std::optional<Instant> caught_up_at_;
   std::optional<Instant> playing_at_;
