@@ -89,7 +89,14 @@ Status write_new(const std::string& path, const std::string& text, const char* w
     at += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) return fail("cannot write '", path, "': ", std::strerror(errno));
+  const bool synced = ::fsync(fd) == 0;
+  const int sync_error = errno;
+  const bool closed = ::close(fd) == 0;
+  if (!synced || !closed) {
+    const int error = synced ? errno : sync_error;
+    ::unlink(path.c_str());
+    return fail("cannot write '", path, "': ", std::strerror(error));
+  }
   return {};
 }
 
