@@ -90,7 +90,13 @@ LocalInvites& LocalInvites::operator=(LocalInvites&& other) noexcept {
 }
 
 LocalInvites::~LocalInvites() {
-  if (!path_.empty()) ::unlink(path_.c_str());
+  // Only while the file is still this host's: a later host on the port may have replaced it.
+  if (path_.empty()) return;
+  Result<std::vector<std::byte>> bytes = replay::read_regular_file(path_, k_max_file_bytes);
+  const std::string mine = std::string(k_first_line) + "\npid " + std::to_string(::getpid()) + "\n";
+  if (bytes && bytes->size() >= mine.size() && std::memcmp(bytes->data(), mine.data(), mine.size()) == 0) {
+    ::unlink(path_.c_str());
+  }
 }
 
 std::optional<LocalInvite> find_local_invite(std::uint16_t port, net::Role role) {

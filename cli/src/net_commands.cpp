@@ -226,11 +226,13 @@ net::JoinConfig join_config(const JoinFlags& o, net::Role role, std::string* loc
     join.credential.token = token->blob;
   }
   if (join.credential.kind == net::CredentialKind::open && join.host.address().is_loopback()) {
-    if (const std::optional<LocalInvite> left = find_local_invite(join.host.port(), role)) {
-      const net::Invite invite = checked_invite(left->code, role);
+    // A file whose code does not parse is passed over, as local_invites.hpp says.
+    const std::optional<LocalInvite> left = find_local_invite(join.host.port(), role);
+    const Result<net::Invite> invite = left ? net::parse_invite_code(left->code) : Result<net::Invite>(fail("none"));
+    if (invite && invite->role == role) {
       join.credential.kind = net::CredentialKind::invite;
-      join.credential.secret = invite.secret;
-      join.credential.host_key = invite.host_key;
+      join.credential.secret = invite->secret;
+      join.credential.host_key = invite->host_key;
       *local_invite = left->file;
     }
   }

@@ -143,7 +143,7 @@ void HostProtocol::handle_connect(const Endpoint& from, const Header& h, std::sp
   const std::size_t count = credential_candidates(*clear, candidates);
   const CredentialCandidate* credential = nullptr;
   for (std::size_t i = 0; i < count && credential == nullptr; ++i) {
-    if (connect_mac_holds(candidates[i].secret, maced, clear->mac)) credential = &candidates[i];
+    if (connect_mac_holds(candidates[i].secret, host_key_.public_key(), maced, clear->mac)) credential = &candidates[i];
   }
   if (credential == nullptr) {
     return drop(clear->kind == CredentialKind::token && token_expired_ ? DropReason::expired_credential
@@ -186,22 +186,38 @@ bool HostProtocol::take_key_work(const Endpoint& from, Instant now) {
   // Buckets of handshakes, refilled at a rate up to a burst: a flood of valid connects (each an
   // X25519 or three) cannot take the host's time from its session, and one address cannot take
   // every other joiner's turn.
-  const boost::asio::ip::address address = from.address();
+  // An IPv6 source counts by its /64, which one machine or network usually holds whole.
+  boost::asio::ip::address address = from.address();
+  if (address.is_v6() && !address.to_v6().is_v4_mapped()) {
+    boost::asio::ip::address_v6::bytes_type bytes = address.to_v6().to_bytes();
+    std::fill(bytes.begin() + 8, bytes.end(), 0);
+    address = boost::asio::ip::address_v6(bytes);
+  }
+  const auto tokens_of = [&](const AddressShare& s) {
+    return s.budget.at_time(now, k_address_key_work_burst, k_address_key_work_per_second);
+  };
   AddressShare* share = nullptr;
   for (AddressShare& s : address_shares_) {
     if (s.used && s.address == address) share = &s;
   }
-  if (share == nullptr) {
-    share = &*std::min_element(address_shares_.begin(), address_shares_.end(), [](const AddressShare& a, const AddressShare& b) {
-      return a.used != b.used ? !a.used : a.budget.at < b.budget.at;
+  // A new address takes the place of the share with the most left (a free one first), and
+  // inherits what that one had: making room never makes budget, so many addresses take no more
+  // than one would.
+  double address_tokens = 0;
+  if (share != nullptr) {
+    address_tokens = tokens_of(*share);
+  } else {
+    share = &*std::max_element(address_shares_.begin(), address_shares_.end(), [&](const AddressShare& a, const AddressShare& b) {
+      const double left_a = a.used ? tokens_of(a) : k_address_key_work_burst + 1;
+      const double left_b = b.used ? tokens_of(b) : k_address_key_work_burst + 1;
+      return left_a < left_b;
     });
-    *share = AddressShare{address, {k_address_key_work_burst, now}, true};
+    address_tokens = share->used ? tokens_of(*share) : k_address_key_work_burst;
   }
   const double host_tokens = key_work_.at_time(now, k_key_work_burst, k_key_work_per_second);
-  const double address_tokens = share->budget.at_time(now, k_address_key_work_burst, k_address_key_work_per_second);
-  if (host_tokens < 1.0 || address_tokens < 1.0) return false;
+  if (host_tokens < 1.0 || address_tokens < 1.0) return false;  // nothing taken, nothing claimed
   key_work_ = {host_tokens - 1.0, now};
-  share->budget = {address_tokens - 1.0, now};
+  *share = AddressShare{address, {address_tokens - 1.0, now}, true};
   return true;
 }
 

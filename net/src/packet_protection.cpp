@@ -161,27 +161,33 @@ CredentialSecret traffic_secret(const CredentialSecret& credential, const Connec
   return out;
 }
 
-ConnectMac connect_mac(const CredentialSecret& secret, std::span<const std::byte> bytes) {
+ConnectMac connect_mac(const CredentialSecret& secret, const PublicKey& host_key, std::span<const std::byte> bytes) {
   constexpr std::string_view label = "lockstep 6 connect mac";
   std::array<std::byte, 32> key{};
   crypto_generichash(as_uchar(key.data()), key.size(), reinterpret_cast<const unsigned char*>(label.data()), label.size(),
                      as_uchar(secret.data()), secret.size());
   ConnectMac mac{};
-  crypto_generichash(as_uchar(mac.data()), mac.size(), as_uchar(bytes.data()), bytes.size(), as_uchar(key.data()), key.size());
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, as_uchar(key.data()), key.size(), mac.size());
+  crypto_generichash_update(&state, as_uchar(host_key.data()), host_key.size());
+  crypto_generichash_update(&state, as_uchar(bytes.data()), bytes.size());
+  crypto_generichash_final(&state, as_uchar(mac.data()), mac.size());
+  sodium_memzero(&state, sizeof state);
   sodium_memzero(key.data(), key.size());
   return mac;
 }
 
-bool connect_mac_holds(const CredentialSecret& secret, std::span<const std::byte> bytes, const ConnectMac& mac) {
+bool connect_mac_holds(const CredentialSecret& secret, const PublicKey& host_key, std::span<const std::byte> bytes,
+                       const ConnectMac& mac) {
   static_assert(k_connect_mac_bytes == 16);
-  const ConnectMac want = connect_mac(secret, bytes);
+  const ConnectMac want = connect_mac(secret, host_key, bytes);
   return crypto_verify_16(as_uchar(want.data()), as_uchar(mac.data())) == 0;
 }
 
 void seal_connect(PacketProtection& handshake, std::vector<std::byte>& datagram, std::size_t sealed_from,
-                  const CredentialSecret& secret) {
+                  const CredentialSecret& secret, const PublicKey& host_key) {
   handshake.seal(datagram, sealed_from);
-  const ConnectMac mac = connect_mac(secret, datagram);
+  const ConnectMac mac = connect_mac(secret, host_key, datagram);
   datagram.insert(datagram.end(), mac.begin(), mac.end());
 }
 

@@ -11,11 +11,12 @@ namespace {
 
 constexpr Duration k_welcomed_send_every = std::chrono::milliseconds(100);
 
-/// The seed of a joiner's key pair: from its random source, libsodium's, or (tests) its test seed.
-std::array<std::byte, k_key_exchange_bytes> key_seed(const JoinSettings& settings) {
+/// The seed of a joiner's key pair (its `generation`th): from its random source, libsodium's, or
+/// (tests) its test seed.
+std::array<std::byte, k_key_exchange_bytes> key_seed(const JoinSettings& settings, std::uint64_t generation) {
   std::array<std::byte, k_key_exchange_bytes> seed{};
   for (std::size_t word = 0; word < 4; ++word) {
-    const std::array<std::uint64_t, 2> keyed{settings.test_key_seed, word};
+    const std::array<std::uint64_t, 2> keyed{settings.test_key_seed, word + 4 * generation};
     const std::uint64_t v = settings.random               ? settings.random()
                             : settings.test_key_seed == 0 ? random_u64()
                                                           : xxh3_64(std::as_bytes(std::span(keyed)));
@@ -33,7 +34,7 @@ std::string endpoint_text(const Endpoint& e) {
 
 PeerProtocol::PeerProtocol(PeerProtocolConfig config, Instant now)
     : config_(std::move(config)), asked_at_(now), last_heard_(now) {
-  key_.emplace(key_seed(config_));
+  key_.emplace(key_seed(config_, 0));
   own_key_ = key_->public_key();
   LOCKSTEP_ASSERT(config_.input_bytes >= 1 && config_.neutral_input.size() == config_.input_bytes);
   scratch_.reserve(k_max_datagram_bytes);
@@ -106,24 +107,30 @@ void PeerProtocol::handle_handshake(const Header& h, std::span<const std::byte> 
   if (candidates_.empty() || h.clear || (h.type != MessageType::refuse && h.type != MessageType::welcome)) {
     return drop(DropReason::unexpected_type);
   }
-  // The host is the candidate whose keys open it (each tried on a fresh copy: a failed open wipes).
+  // The host is the candidate whose keys open it (each tried on a fresh copy: a failed open wipes),
+  // once what opened is whole and names this joiner's nonce. Only then is its key pinned, and
+  // every challenge after that dropped: no candidate's keys are ever made twice.
   auto host = candidates_.end();
   for (auto it = candidates_.begin(); it != candidates_.end() && host == candidates_.end(); ++it) {
     scratch_.assign(datagram.begin(), datagram.end());
     if (open_once(scratch_, k_sealed_header_bytes, it->handshake.keys())) host = it;
   }
   if (host == candidates_.end()) return drop(DropReason::unauthenticated);
-  handshake_.emplace(std::move(host->handshake));
-  candidates_.clear();
+  const auto pin = [&] {
+    handshake_.emplace(std::move(host->handshake));
+    candidates_.clear();
+  };
   if (h.type == MessageType::refuse) {
     const Decoded<Refuse> r = read_refuse(scratch_);
     if (!r) return drop(r.drop);
     if (r->nonce != config_.nonce) return drop(DropReason::unexpected_type);
+    pin();
     return stop(Outcome::refused, "refused by the host: " + r->text);
   }
   const Decoded<Welcome> w = read_welcome(scratch_);
   if (!w) return drop(w.drop);
   if (w->nonce != config_.nonce) return drop(DropReason::unexpected_type);
+  pin();
   // The traffic keys, from the host's key for this connection and ours.
   std::optional<ConnectionKeys> traffic = ConnectionKeys::for_joiner(
       *key_, w->host_ephemeral, traffic_secret(config_.credential.secret, handshake_->keys()));
@@ -134,15 +141,25 @@ void PeerProtocol::handle_handshake(const Header& h, std::span<const std::byte> 
 }
 
 void PeerProtocol::handle_challenge(const Challenge& c, Instant now) {
+  if (handshake_) return drop(DropReason::unexpected_type);  // the host's welcome or refusal opened
   // An invite names the host's key: a challenge with another is not from the host invited to.
   if (config_.credential.host_key && c.host_key != *config_.credential.host_key) return drop(DropReason::unauthenticated);
+  if (!first_hello_at_) first_hello_at_ = now;
   for (HostCandidate& known : candidates_) {
     if (known.key == c.host_key) {
       known.cookie = c.cookie;  // a newer cookie, for the next connect (no reply now: no reflection)
       return;
     }
   }
-  if (candidates_.size() == k_max_host_candidates) return drop(DropReason::unauthenticated);
+  if (candidates_.size() == k_max_host_candidates) {
+    // More host keys than one host has: someone forges challenges. Start afresh under a new key
+    // pair, so that no handshake's keys (and their packet numbers) are made twice; the host's own
+    // challenge brings its key back.
+    ++key_generation_;
+    key_.emplace(key_seed(config_, key_generation_));
+    own_key_ = key_->public_key();
+    candidates_.clear();
+  }
   // The handshake's keys under this host key; the first connect under them at once.
   std::optional<ConnectionKeys> keys = ConnectionKeys::for_joiner(*key_, c.host_key, config_.credential.secret);
   if (!keys) return drop(DropReason::unauthenticated);  // a low-order point
@@ -397,8 +414,8 @@ void PeerProtocol::poll(Instant now) {
 Instant PeerProtocol::next_wakeup() const { return state_ == PeerState::ended ? Instant::max() : send_wakeup(); }
 
 void PeerProtocol::send_hello(Instant now) {
+  if (!first_hello_at_) first_hello_at_ = now;
   if (state_ == PeerState::hello) {
-    if (!first_hello_at_) first_hello_at_ = now;
     write_hello(outbox().next(config_.host), Header{MessageType::hello, 0, 0}, {config_.nonce});
   } else {
     for (HostCandidate& candidate : candidates_) send_connect(candidate);
@@ -420,7 +437,7 @@ void PeerProtocol::send_connect(HostCandidate& candidate) {
   std::vector<std::byte>& out = outbox().next(config_.host);
   write_connect(out, Header{MessageType::connect, 0, static_cast<std::uint16_t>(candidate.handshake.next_number())}, m);
   // Sealed, then the MAC of it all under the credential's secret: the host checks that first.
-  seal_connect(candidate.handshake, out, connect_sealed_offset(m.kind), config_.credential.secret);
+  seal_connect(candidate.handshake, out, connect_sealed_offset(m.kind), config_.credential.secret, candidate.key);
 }
 
 void PeerProtocol::send_update(Instant now) {

@@ -20,10 +20,20 @@ using namespace lockstep::cli::detail;
 
 namespace {
 
-/// Points the folder at `folder` while it lives.
+/// Points the folder at `folder` while it lives, then puts back what was there.
 struct RuntimeDirIs {
-  explicit RuntimeDirIs(const std::string& folder) { ::setenv("LOCKSTEP_RUNTIME_DIR", folder.c_str(), 1); }
-  ~RuntimeDirIs() { ::unsetenv("LOCKSTEP_RUNTIME_DIR"); }
+  explicit RuntimeDirIs(const std::string& folder) {
+    if (const char* was = std::getenv("LOCKSTEP_RUNTIME_DIR")) before = was;
+    ::setenv("LOCKSTEP_RUNTIME_DIR", folder.c_str(), 1);
+  }
+  ~RuntimeDirIs() {
+    if (before) {
+      ::setenv("LOCKSTEP_RUNTIME_DIR", before->c_str(), 1);
+    } else {
+      ::unsetenv("LOCKSTEP_RUNTIME_DIR");
+    }
+  }
+  std::optional<std::string> before;
 };
 
 const std::vector<std::string> k_lines = {"invite LK6-player", "spectate-invite LK6-spectator"};
@@ -120,6 +130,19 @@ TEST_CASE("local invites are neither left nor taken where someone else could rea
     std::ofstream(file) << "lockstep local invites 1\npid " << ::getpid() << "\ninvite LK6-player\n";
     CHECK_FALSE(find_local_invite(7003, net::Role::spectator));  // no spectator line
     CHECK(find_local_invite(7003, net::Role::player)->code == "LK6-player");
+  }
+  SECTION("a file that is a link to a host's file") {
+    write_invites(dir.file("elsewhere.invites"), ::getpid(), 0600);
+    REQUIRE(::symlink(dir.file("elsewhere.invites").c_str(), file.c_str()) == 0);
+    CHECK_FALSE(find_local_invite(7003, net::Role::player));
+  }
+  SECTION("a host's file replaced by another host's: the first leaves it be") {
+    {
+      Result<LocalInvites> left = LocalInvites::leave(7003, k_lines);
+      REQUIRE(left);
+      write_invites(file, gone_pid(), 0600);  // another process's now
+    }
+    CHECK(std::ifstream(file).good());
   }
   SECTION("a file replaced by a folder") {
     REQUIRE(::mkdir(file.c_str(), 0700) == 0);

@@ -273,12 +273,15 @@ TEST_CASE("forged challenges, refusals and welcomes from the host's address end 
   config.nonce = 4242;
   const std::size_t joiner = group.join(net::Role::player, config, {}, sealed_input);
   const net::Endpoint at = VirtualSessions<WalkerSim>::address(1);
-  // Before the host's: a challenge naming another key (it saw the hello on the path).
-  net::PublicKey forged_key = host_key;
-  forged_key[5] ^= std::byte{0x21};
-  std::vector<std::byte> first;
-  net::write_challenge(first, {net::MessageType::challenge, 0, 0}, {config.nonce, {}, forged_key});
-  forger.send(at, first);
+  // Before the host's: challenges naming six other keys (it saw the hello on the path), more than
+  // a joiner keeps.
+  for (int k = 1; k <= 6; ++k) {
+    net::PublicKey forged_key = host_key;
+    forged_key[5] ^= static_cast<std::byte>(k);
+    std::vector<std::byte> first;
+    net::write_challenge(first, {net::MessageType::challenge, 0, 0}, {config.nonce, {}, forged_key});
+    forger.send(at, first);
+  }
   bool forged = false;
   REQUIRE(group.run(seconds(30), [&](Instant) {
     if (forged) return;

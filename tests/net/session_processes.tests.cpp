@@ -696,8 +696,10 @@ TEST_CASE("datagrams captured through a relay and sent back unmodified, bit-flip
   // directly; both must end on the same hash, and the first counts what it dropped.
   const auto session = [](bool attacked, const TempDir& dir) {
     const std::string port = std::to_string(free_udp_port());
-    RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "3", "--bot", "--ticks", "480", "--tick-rate",
-                                     k_fast_rate, "--record", dir.file("host.lsr"), "--stats-json", dir.file("host.json")});
+    RunningProcess host(k_lockstep,
+                        {"host", "--port", port, "--players", "3", "--bot", "--ticks", "480", "--tick-rate", k_fast_rate,
+                         "--record", dir.file("host.lsr"), "--stats-json", dir.file("host.json")},
+                        {"LOCKSTEP_RUNTIME_DIR=" + dir.file("run")});  // its local invites stay in the test's folder
     REQUIRE(host.wait_for("host: session"));
     const std::string invite = code_after(host.output(), "invite");
     std::optional<lockstep::testing::HostileRelay> relay;

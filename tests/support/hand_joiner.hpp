@@ -49,7 +49,7 @@ class HandJoiner {
     m.reclaim = reclaim;
     std::vector<std::byte> d;
     net::write_connect(d, {net::MessageType::connect, 0, static_cast<std::uint16_t>(handshake_->next_number())}, m);
-    net::seal_connect(*handshake_, d, net::connect_sealed_offset(m.kind), credential_.secret);
+    net::seal_connect(*handshake_, d, net::connect_sealed_offset(m.kind), credential_.secret, c->host_key);
     return d;
   }
 

@@ -122,12 +122,15 @@ class ConnectionKeys {
 
 inline constexpr std::size_t k_connect_mac_bytes = 16;
 using ConnectMac = std::array<std::byte, k_connect_mac_bytes>;
-/// A connect's MAC under a credential's secret (BLAKE2b-128 keyed with BLAKE2b-256 of the secret
-/// and a label, over every byte before it): the host checks it before any public-key work, so a
-/// joiner without the credential costs it none.
-[[nodiscard]] ConnectMac connect_mac(const CredentialSecret& secret, std::span<const std::byte> bytes);
-/// Whether `mac` is `bytes`' under `secret`, compared in constant time.
-[[nodiscard]] bool connect_mac_holds(const CredentialSecret& secret, std::span<const std::byte> bytes, const ConnectMac& mac);
+/// A connect's MAC under a credential's secret for the host of public key `host_key`
+/// (BLAKE2b-128 keyed with BLAKE2b-256 of the secret and a label, over the host key and every byte
+/// of the connect before the MAC): the host checks it before any public-key work, so a joiner
+/// without the credential, or a connect meant for another host key, costs it none.
+[[nodiscard]] ConnectMac connect_mac(const CredentialSecret& secret, const PublicKey& host_key,
+                                     std::span<const std::byte> bytes);
+/// Whether `mac` is `bytes`' under `secret` and `host_key`, compared in constant time.
+[[nodiscard]] bool connect_mac_holds(const CredentialSecret& secret, const PublicKey& host_key,
+                                     std::span<const std::byte> bytes, const ConnectMac& mac);
 
 namespace detail {
 
@@ -205,8 +208,8 @@ class PacketProtection {
 
 /// Finishes a connect that write_connect wrote into `datagram`: seals its sealed part (from
 /// `sealed_from`) under the handshake's keys, then appends connect_mac of every byte under
-/// `secret`.
+/// `secret`, for the host of `host_key`.
 void seal_connect(PacketProtection& handshake, std::vector<std::byte>& datagram, std::size_t sealed_from,
-                  const CredentialSecret& secret);
+                  const CredentialSecret& secret, const PublicKey& host_key);
 
 }  // namespace lockstep::net

@@ -116,7 +116,8 @@ class PeerProtocol final : public LockstepProtocol {
   std::optional<Instant> first_hello_at_;
   Instant last_heard_{0};
   std::optional<Instant> finished_since_;  ///< when it stepped its last tick
-  /// This join's key pair: drawn once, for every connect; wiped once the traffic keys are derived.
+  /// This join's key pair: drawn once for every connect (again only when forged challenges name
+  /// more host keys than it keeps); wiped once the traffic keys are derived.
   std::optional<KeyExchangePair> key_;
   PublicKey own_key_{};                        ///< its public half
   /// A host key a challenge named, with the handshake's keys under it and its latest cookie. Until a
@@ -128,6 +129,7 @@ class PeerProtocol final : public LockstepProtocol {
     Cookie cookie{};
   };
   static constexpr std::size_t k_max_host_candidates = 4;
+  std::uint64_t key_generation_ = 0;  ///< key pairs drawn before this one (a fifth host key renews it)
   std::vector<HostCandidate> candidates_;
   void send_connect(HostCandidate& candidate);
   std::optional<PacketProtection> handshake_;  ///< the candidate whose welcome or refusal opened

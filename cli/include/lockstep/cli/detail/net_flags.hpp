@@ -82,7 +82,7 @@ void add_host_options(CLI::App* cmd, HostFlags& flags, const NetHooks& hooks);
 /// Registers the options of `join` (a player) or `spectate` on `cmd`.
 void add_join_options(CLI::App* cmd, JoinFlags& flags, net::Role role, const NetHooks& hooks);
 
-/// The host's configuration from its options, with a fresh secret and random source.
+/// The host's configuration from its options, with fresh invite secrets when it admits by invite.
 net::HostConfig host_config(const HostFlags& flags);
 /// A joiner's configuration from its options: the host's address resolved, the reconnect key
 /// read when its file exists. Given no credential and a loopback address, it takes the invite a
