@@ -71,7 +71,7 @@ fetch_sodium() {  # -> build/cross/sodium-src, patched
   mkdir -p "$dir"
   for entry in "${sodium_files[@]}"; do
     name=${entry% *} sum=${entry#* }
-    if ! echo "$sum  $dir/$name" | sha256sum -c --quiet 2>/dev/null; then
+    if ! echo "$sum  $dir/$name" | sha256sum -c --quiet >/dev/null 2>&1; then
       curl -fsS -o "$dir/$name" "$sodium_pool/${name//+/%2B}" ||
         { echo "error: cannot download $name from $sodium_pool" >&2; exit 2; }
       echo "$sum  $dir/$name" | sha256sum -c --quiet ||
