@@ -8,6 +8,9 @@
 #include <optional>
 #include <sstream>
 
+#include <unistd.h>
+
+#include "lockstep/cli/detail/case_processes.hpp"
 #include "lockstep/cli/numbers.hpp"
 #include "lockstep/cli/shard.hpp"
 #include "lockstep/replay/regular_file.hpp"
@@ -165,10 +168,20 @@ CLI::App* add_regress_options(CLI::App& app, RegressOptions& options) {
                   "other. Without it, the shard a scheduler names: LOCKSTEP_SHARD=I/N, JOB_COMPLETION_INDEX "
                   "with LOCKSTEP_SHARDS, SLURM_ARRAY_TASK_ID/_COUNT, GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS, "
                   "CI_NODE_INDEX/CI_NODE_TOTAL");
+  cmd->add_option("-j,--jobs", options.jobs,
+                  "Cases at once, each in a process of its own, so that one that crashes or runs past its budget "
+                  "fails alone (default: the machine's cores, " + std::to_string(machine_cores()) + ")")
+      ->check(whole_number(1, 1024));
+  cmd->add_option("--case-timeout", options.case_timeout_s,
+                  "Stop a case that runs longer than SECONDS and fail it (default: no limit)")
+      ->check(whole_number(1, 7 * 24 * 3600));
   return cmd;
 }
 
 namespace {
+
+/// A case's process that was given a file of a kind this program does not run.
+constexpr int k_exit_not_a_case = 5;
 
 /// The shard to run: --shard's, else the environment's (said on stderr), else none.
 std::optional<ShardChoice> choose_shard(const std::string& option) {
@@ -270,20 +283,60 @@ Result<std::vector<RegressCase>> find_regress_cases(const RegressOptions& option
   return cases;
 }
 
-void run_regress(const RegressOptions& options, const CaseRunner& run_case, int* exit_code) {
+void run_regress(const RegressOptions& options, const CaseRunner& run_case, const CaseNamer& shown, int* exit_code) {
   Result<std::vector<RegressCase>> found = find_regress_cases(options);
   if (!found) throw CommandError{found.error().message};
   const std::optional<ShardChoice> shard = choose_shard(options.shard);
-  int counts[3] = {0, 0, 0};
+  std::vector<RegressCase> chosen;
   for (const RegressCase& c : *found) {
-    if (shard && !in_shard(c.name, shard->shard)) continue;
-    RegressResult result = RegressResult::unreadable;
-    if (!run_case(c, options.update, &result)) continue;
-    ++counts[static_cast<int>(result)];
-    std::fflush(stdout);
+    if (!shard || in_shard(c.name, shard->shard)) chosen.push_back(c);
   }
+  int counts[3] = {0, 0, 0};
+  const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  CaseProcesses how;
+  how.jobs = options.jobs != 0 ? options.jobs : machine_cores();
+  how.budget = std::chrono::seconds(options.case_timeout_s);
+  how.run = [&](std::size_t i) {  // in the case's own process
+    RegressResult result = RegressResult::unreadable;
+    if (!run_case(chosen[i], options.update, &result)) return k_exit_not_a_case;
+    return result == RegressResult::passed ? k_exit_ok : result == RegressResult::failed ? k_exit_failed : k_exit_usage;
+  };
+  how.done = [&](std::size_t i, const CaseRun& run) {
+    if (terminal) std::fputs("\r\033[K", stderr);  // the progress line gives way
+    std::fwrite(run.out.data(), 1, run.out.size(), stdout);
+    std::fflush(stdout);
+    std::fwrite(run.err.data(), 1, run.err.size(), stderr);
+    const std::string name = shown(chosen[i]);
+    if (run.over_budget) {
+      std::printf("FAIL %s: stopped after its budget of %llu s\n", name.c_str(),
+                  static_cast<unsigned long long>(options.case_timeout_s));
+      ++counts[static_cast<int>(RegressResult::failed)];
+    } else if (run.signal != 0) {
+      std::printf("FAIL %s: its process ended by %s\n", name.c_str(), describe_signal(run.signal).c_str());
+      ++counts[static_cast<int>(RegressResult::failed)];
+    } else if (run.exit_code == k_exit_ok) {
+      ++counts[static_cast<int>(RegressResult::passed)];
+    } else if (run.exit_code == k_exit_failed) {
+      ++counts[static_cast<int>(RegressResult::failed)];
+    } else if (run.exit_code != k_exit_not_a_case) {
+      ++counts[static_cast<int>(RegressResult::unreadable)];
+    }
+    std::fflush(stdout);
+  };
+  how.progress = [&](std::size_t ended, std::size_t running) {
+    if (!terminal) return;
+    std::fprintf(stderr, "\r\033[Kregress: %zu of %zu cases done, %zu running, %d failed", ended, chosen.size(), running,
+                 counts[static_cast<int>(RegressResult::failed)]);
+  };
+  try {
+    run_case_processes(chosen.size(), how);
+  } catch (const std::runtime_error& e) {
+    throw CommandError{e.what()};
+  }
+  if (terminal) std::fputs("\r\033[K", stderr);
   const auto [passed, failed, broken] = counts;
   if (passed + failed + broken == 0 && (!shard || found->empty())) {
+    // Nothing ran: no case of a kind this program knows.
     const std::string named = options.paths.size() == 1 && options.manifest.empty() ? options.paths[0]
                               : options.paths.empty() && options.manifest.empty()  ? std::string(k_default_golden_dir)
                                                                                     : std::string("the paths named");

@@ -318,6 +318,8 @@ struct RegressOptions {
   std::string manifest;  ///< a file listing case paths, one a line
   bool update = false;
   std::string shard;  ///< "I/N", or empty: the environment's shard, or every case
+  std::size_t jobs = 0;            ///< cases at once, each in its own process (0: the machine's cores)
+  std::uint64_t case_timeout_s = 0;  ///< each case's budget of wall time (0: none)
 };
 
 /// Registers `regress` and its options; returns it for its callback.
@@ -342,8 +344,12 @@ Result<std::vector<RegressCase>> find_regress_cases(const RegressOptions& option
 /// Runs a case when it is of a kind `run_case` knows (returns whether it was).
 using CaseRunner = std::function<bool(const RegressCase& c, bool update, RegressResult* result)>;
 
-/// `regress`: every case (or every case of its shard), in name order, then the summary line.
-void run_regress(const RegressOptions& options, const CaseRunner& run_case, int* exit_code);
+/// The name a case's lines give it (a golden case's without its extension).
+using CaseNamer = std::function<std::string(const RegressCase& c)>;
+
+/// `regress`: every case (or every case of its shard), each in a process of its own and
+/// options.jobs at once (case_processes.hpp), their lines in name order, then the summary line.
+void run_regress(const RegressOptions& options, const CaseRunner& run_case, const CaseNamer& shown, int* exit_code);
 
 /// A replay file as a regression case: every recorded hash must hold.
 template <class Sims>
@@ -373,7 +379,22 @@ RegressResult regress_replay(const std::filesystem::path& path, const std::strin
 template <class Sims>
 void regress_command(const RegressOptions& options, int* exit_code) {
   // Replay files are cases for every simulation; a simulation's hooks may add a kind of its own.
-  auto run_case = [](const RegressCase& c, bool update, RegressResult* result) {
+  // A simulation's own kind of case is named without its extension; a replay file with it.
+  auto shown = [](const RegressCase& c) {
+    std::string name = c.name;
+    Sims::any([&]<class S>() {
+      if constexpr (HasCaseKind<S>) {
+        const std::string_view extension = Hooks<S>::k_case_extension;
+        if (c.path.extension() != extension || name.size() < extension.size()) return false;
+        name.resize(name.size() - extension.size());
+        return true;
+      } else {
+        return false;
+      }
+    });
+    return name;
+  };
+  auto run_case = [shown](const RegressCase& c, bool update, RegressResult* result) {
     if (c.path.extension() == ".lsr") {
       *result = regress_replay<Sims>(c.path, c.name);
       return true;
@@ -381,15 +402,14 @@ void regress_command(const RegressOptions& options, int* exit_code) {
     return Sims::any([&]<class S>() {
       if constexpr (HasCaseKind<S>) {
         if (c.path.extension() != Hooks<S>::k_case_extension) return false;
-        const std::string_view extension = Hooks<S>::k_case_extension;
-        *result = Hooks<S>::regress_case(c.path, c.name.substr(0, c.name.size() - extension.size()), update);
+        *result = Hooks<S>::regress_case(c.path, shown(c), update);
         return true;
       } else {
         return false;
       }
     });
   };
-  run_regress(options, run_case, exit_code);
+  run_regress(options, run_case, shown, exit_code);
 }
 
 // --- registration ----------------------------------------------------------------------------
