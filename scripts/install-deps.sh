@@ -8,6 +8,7 @@ packages=(
   g++ clang libclang-rt-14-dev   # two compilers for the cross-compiler goldens; libFuzzer and sanitizers
   libboost-dev                   # Boost.Asio (header-only use)
   libcereal-dev                  # snapshots and replay keyframes
+  rapidjson-dev                  # reading regress --jsonl files back (regress merge)
   libxxhash-dev                  # XXH3 state hashes
   catch2                         # tests (v2.13)
   libcli11-dev                   # command-line parsing
@@ -17,6 +18,7 @@ packages=(
   qemu-user                      # scripts/cross-check.sh: the same hashes on four other architectures
   curl autoconf automake libtool # scripts/cross-check.sh: Debian's libsodium source, built for each
   chromium                       # tests/browser: the viewer's page in a real headless browser
+  python3-junitparser            # tests: regress --junit read by a JUnit parser
 )
 
 missing=()

@@ -27,9 +27,10 @@ jobs=$(nproc)
 
 # Unity builds (each target's sources compiled as a few files) take half the time; the libraries are
 # also built file by file, as users build them, by install_and_consume in the clang build. The
-# tests of packaging and of the pages in Chromium do not depend on the compiler: clang's build runs them.
+# tests of packaging, of the pages in Chromium and of the Slurm cluster do not depend on the compiler:
+# clang's build runs them.
 phase "build: g++ -O0" bash -c "cmake -S . -B build/gcc-debug -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_UNITY_BUILD=ON -DLOCKSTEP_TEST_PACKAGING_AND_PAGES=OFF -DLOCKSTEP_WERROR=ON && cmake --build build/gcc-debug -j $jobs"
+  -DCMAKE_UNITY_BUILD=ON -DLOCKSTEP_TEST_BEYOND_THE_COMPILER=OFF -DLOCKSTEP_WERROR=ON && cmake --build build/gcc-debug -j $jobs"
 
 phase "build: clang++ -O2" bash -c "cmake -S . -B build/clang-release -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release \
   '-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG' -DCMAKE_UNITY_BUILD=ON -DLOCKSTEP_WERROR=ON \

@@ -64,10 +64,13 @@ class ScratchFolder {
   std::string path_;
 };
 
-/// Forks a process for case `index`, which runs it with its output in `out` and `err`. A fork,
-/// not a new program: it needs no path to this one, and runs as well under an emulator (the
-/// cross check's qemu) as natively.
-pid_t fork_case(const CaseProcesses& how, std::size_t index, const std::string& out, const std::string& err) {
+/// Forks a process for case `index`, which runs it with its output in the scratch folder's files
+/// for it. A fork, not a new program: it needs no path to this one, and runs as well under an
+/// emulator (the cross check's qemu) as natively.
+pid_t fork_case(const CaseProcesses& how, std::size_t index, const ScratchFolder& scratch) {
+  const std::string out = scratch.file(index, "out");
+  const std::string err = scratch.file(index, "err");
+  const std::string report_path = scratch.file(index, "report");
   std::fflush(stdout);
   std::fflush(stderr);
   const pid_t pid = ::fork();
@@ -81,7 +84,12 @@ pid_t fork_case(const CaseProcesses& how, std::size_t index, const std::string& 
   }
   int code = k_exit_cannot_start;
   try {
-    code = how.run(index);
+    std::string report;
+    code = how.run(index, report);
+    std::ofstream file(report_path, std::ios::binary | std::ios::trunc);
+    file << report;
+    file.flush();
+    if (!file) code = k_exit_cannot_start;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
   }
@@ -125,7 +133,7 @@ void run_case_processes(std::size_t count, const CaseProcesses& how) {
   } reaper{running};
   while (reported < count) {
     while (running.size() < jobs && next < count) {
-      const pid_t pid = fork_case(how, next, scratch.file(next, "out"), scratch.file(next, "err"));
+      const pid_t pid = fork_case(how, next, scratch);
       running.push_back({next, pid, Clock::now(), false});
       ++next;
     }
@@ -157,6 +165,7 @@ void run_case_processes(std::size_t count, const CaseProcesses& how) {
       run.over_budget = r.killed;
       run.out = read_whole(scratch.file(r.index, "out"));
       run.err = read_whole(scratch.file(r.index, "err"));
+      run.report = read_whole(scratch.file(r.index, "report"));
       finished[r.index] = std::move(run);
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
       ++ended;

@@ -155,49 +155,58 @@ void Hooks<World>::perturb(World& world) {
   world.set_velocity(body, {v.x + 1e-6, v.y});
 }
 
-RegressResult Hooks<World>::regress_case(const std::filesystem::path& path, const std::string& name, bool update) {
+CaseReport Hooks<World>::regress_case(const std::filesystem::path& path, const std::string& name, bool update) {
+  CaseReport report;
+  report.kind = "golden";
+  report.simulation = std::string(World::k_name);
   Result<std::vector<std::byte>> bytes = replay::read_regular_file(path.string(), replay::k_max_golden_file_bytes);
   Result<replay::GoldenCase> golden =
       bytes ? replay::parse_golden(std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size()), name)
             : Result<replay::GoldenCase>(bytes.error());
   if (!golden) {
-    std::fprintf(stderr, "error: %s\n", golden.error().message.c_str());
-    return RegressResult::unreadable;
+    report.message = golden.error().message;
+    return report;
   }
   Progress progress("regress " + name, golden->ticks);
   Result<replay::GoldenOutcome> outcome =
       replay::run_golden(golden.value(), !update, [&progress](std::uint64_t tick) { progress.update(tick); });
   progress.finish();
   if (!outcome) {
-    std::fprintf(stderr, "error: %s\n", outcome.error().message.c_str());
-    return RegressResult::unreadable;
+    report.message = outcome.error().message;
+    return report;
   }
+  report.ticks = outcome->pass || update ? golden->ticks : outcome->divergent_tick;
+  report.hashes_checked = outcome->computed.size();
   if (update) {
     golden->hashes = outcome->computed;
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << replay::format_golden(golden.value());
     if (!out) {
-      std::fprintf(stderr, "error: cannot write '%s'\n", path.string().c_str());
-      return RegressResult::unreadable;
+      report.message = "cannot write '" + path.string() + "'";
+      return report;
     }
-    std::printf("updated %s: %llu ticks, %zu hashes, final %s\n", name.c_str(),
-                static_cast<unsigned long long>(golden->ticks), golden->hashes.size(),
-                hash_hex(golden->hashes.back().hash).c_str());
-    return RegressResult::passed;
+    report.result = RegressResult::passed;
+    report.updated = true;
+    report.message = std::to_string(golden->ticks) + " ticks, " + std::to_string(golden->hashes.size()) +
+                     " hashes, final " + hash_hex(golden->hashes.back().hash);
+    return report;
   }
   if (outcome->pass) {
-    std::printf("PASS %s: %llu ticks, %zu hashes agree\n", name.c_str(), static_cast<unsigned long long>(golden->ticks),
-                golden->hashes.size());
-    return RegressResult::passed;
+    report.result = RegressResult::passed;
+    report.message = std::to_string(golden->ticks) + " ticks, " + std::to_string(golden->hashes.size()) + " hashes agree";
+    return report;
   }
+  report.result = RegressResult::failed;
   if (golden->hashes.empty()) {
-    std::printf("FAIL %s: no hashes held (record them with --update)\n", name.c_str());
-  } else {
-    std::printf("FAIL %s: first divergent tick %llu: expected %s got %s\n", name.c_str(),
-                static_cast<unsigned long long>(outcome->divergent_tick), hash_hex(outcome->expected).c_str(),
-                hash_hex(outcome->actual).c_str());
+    report.message = "no hashes held (record them with --update)";
+    return report;
   }
-  return RegressResult::failed;
+  report.diverged = true;
+  report.divergence = {outcome->divergent_tick, outcome->expected, outcome->actual, outcome->divergent_tick, {}, 0,
+                       "a golden case holds hashes, not states: run its inputs with --record to compare fields"};
+  report.message = "first divergent tick " + std::to_string(outcome->divergent_tick) + ": expected " +
+                   hash_hex(outcome->expected) + " got " + hash_hex(outcome->actual);
+  return report;
 }
 
 }  // namespace lockstep::cli

@@ -26,6 +26,7 @@
 #include "lockstep/cli/detail/net_commands.hpp"
 #include "lockstep/cli/detail/credential_commands.hpp"
 #include "lockstep/cli/detail/play_command.hpp"
+#include "lockstep/cli/detail/regress_command.hpp"
 #include "lockstep/cli/detail/replay_commands.hpp"
 #include "lockstep/cli/detail/run_command.hpp"
 #include "lockstep/cli/detail/simulations.hpp"
@@ -67,6 +68,7 @@ int main(int argc, char** argv, const std::string& program = {}) {
   detail::add_sim_option<Known>(run);
   for_chosen([&]<class S>() { detail::add_run_command<S>(run, &exit_code); });
   detail::add_replay_commands<Known>(app, &exit_code);
+  detail::add_regress_commands<Known>(app, &exit_code);
   detail::add_export_command<Known>(app, &exit_code);
   detail::add_view_command<Known>(app, &exit_code);
   // `play` for the simulations whose hooks map keys to an input.

@@ -37,11 +37,12 @@
 ///   // Commands of its own (the built-in world's `lab`).
 ///   static void add_commands(CLI::App& app, int* exit_code);
 ///   // Regression cases of its own kind in `regress` (besides replay files, which every
-///   // simulation gets): files ending in this extension are run by `regress_case`, which prints
-///   // one PASS/FAIL/updated line naming the case `name` (its path as regress found it, without
-///   // the extension) and returns what it found.
+///   // simulation gets): files ending in this extension are run by `regress_case`, which returns
+///   // what it found (case_report.hpp: its verdict, the words of its line, and a divergence's
+///   // tick and fields); `regress` prints the line, naming the case `name` (its path as regress
+///   // found it, without the extension), and writes its --jsonl and --junit entries.
 ///   static constexpr std::string_view k_case_extension = ".golden";
-///   static RegressResult regress_case(const std::filesystem::path& path, const std::string& name, bool update);
+///   static CaseReport regress_case(const std::filesystem::path& path, const std::string& name, bool update);
 /// };
 /// ```
 ///
@@ -64,6 +65,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "lockstep/cli/case_report.hpp"
 #include "lockstep/cli/draw_list.hpp"
 #include "lockstep/engine/result.hpp"
 #include "lockstep/engine/rng.hpp"
@@ -74,9 +76,6 @@ namespace lockstep::cli {
 /// The hooks of simulation S: none unless specialised (see above).
 template <Simulation S>
 struct Hooks {};
-
-/// What one regression case came to.
-enum class RegressResult { passed, failed, unreadable };
 
 /// The unattended player of a simulation whose hooks name none: each choice held for 6 to 60
 /// ticks the way a person holds a button, chosen among byte patterns people's inputs are made of
@@ -139,7 +138,7 @@ typename S::Input input_from_keys(std::uint8_t keys) {
 template <class S>
 concept HasCaseKind = requires(const std::filesystem::path& path, const std::string& name) {
   { Hooks<S>::k_case_extension } -> std::convertible_to<std::string_view>;
-  { Hooks<S>::regress_case(path, name, true) } -> std::same_as<RegressResult>;
+  { Hooks<S>::regress_case(path, name, true) } -> std::same_as<CaseReport>;
 };
 
 /// The configuration options of `run` and `host`: the hooks' own, or none.

@@ -56,7 +56,7 @@ struct Hooks<World> {
 
   /// Golden cases (replay/golden.hpp): a scene, inputs, and the hashes every 100th tick.
   static constexpr std::string_view k_case_extension = ".golden";
-  static RegressResult regress_case(const std::filesystem::path& path, const std::string& name, bool update);
+  static CaseReport regress_case(const std::filesystem::path& path, const std::string& name, bool update);
 };
 
 }  // namespace lockstep::cli

@@ -15,6 +15,7 @@ namespace lockstep::cli::detail {
 struct CaseRun {
   std::string out;            ///< its stdout
   std::string err;            ///< its stderr
+  std::string report;         ///< what `run` handed back (empty if it never returned)
   int exit_code = -1;         ///< its exit status (when it exited)
   int signal = 0;             ///< the signal that ended it, or 0
   bool over_budget = false;   ///< stopped at its time budget
@@ -26,9 +27,10 @@ struct CaseProcesses {
   std::size_t jobs = 1;                ///< processes at once, at least 1
   std::chrono::seconds budget{0};      ///< each case's wall time, after which it is stopped (0: none)
   /// Runs case `i` in a process forked for it (its stdout and stderr go to files), returning the
-  /// process's exit status. Called only in that process, never in the caller's: whatever it does
+  /// process's exit status and filling `report` with what the caller is to get back in
+  /// CaseRun::report. Called only in that process, never in the caller's: whatever it does
   /// (crash, exhaust memory, loop) ends that process alone. The caller must run no other thread.
-  std::function<int(std::size_t i)> run;
+  std::function<int(std::size_t i, std::string& report)> run;
   /// Case `i` has ended and every case before it has: called once per case, in order.
   std::function<void(std::size_t i, const CaseRun& run)> done;
   /// After each case ends: how many have ended, and how many run.

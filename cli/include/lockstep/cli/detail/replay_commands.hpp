@@ -1,5 +1,5 @@
 #pragma once
-// `replay`, `info`, `diff` and `regress`: verifying, describing and comparing replay files, state
+// `replay`, `info` and `diff`: verifying, describing and comparing replay files, state
 // snapshots and desync evidence of any simulation the program knows, chosen by the name each
 // file records. The options, their registration and the lines printed need no simulation type:
 // they are compiled once in the cli library (src/replay_commands.cpp).
@@ -307,111 +307,6 @@ void diff_command(const DiffOptions& options, int* exit_code) {
   report_diff(*result, options.max_fields, describe, exit_code);
 }
 
-// --- regress ---------------------------------------------------------------------------------
-
-/// Relative to where the program runs (a checkout's root), never a path of the machine that built it.
-inline constexpr const char* k_default_golden_dir = "tests/golden";
-
-struct RegressOptions {
-  /// Folders (searched recursively) and case files; none: k_default_golden_dir.
-  std::vector<std::string> paths;
-  std::string manifest;  ///< a file listing case paths, one a line
-  bool update = false;
-  std::string shard;  ///< "I/N", or empty: the environment's shard, or every case
-  std::size_t jobs = 0;            ///< cases at once, each in its own process (0: the machine's cores)
-  std::uint64_t case_timeout_s = 0;  ///< each case's budget of wall time (0: none)
-};
-
-/// Registers `regress` and its options; returns it for its callback.
-CLI::App* add_regress_options(CLI::App& app, RegressOptions& options);
-
-/// The line of a replay file run as a regression case: PASS, or FAIL with why.
-RegressResult report_regress_replay(const std::string& name, const Result<replay::PlayOutcome>& outcome,
-                                    const std::optional<replay::Desync>& desync, std::uint64_t ticks);
-
-/// A case `regress` found: its file, and its name (its path relative to the folder it was found
-/// in, or as named on the command line or in the manifest), which orders the output and picks
-/// its shard.
-struct RegressCase {
-  std::filesystem::path path;
-  std::string name;
-};
-
-/// Every case the options name, in name order; fails on a path that is neither a folder nor a
-/// file, on a manifest that is not one, and on two cases of one name.
-Result<std::vector<RegressCase>> find_regress_cases(const RegressOptions& options);
-
-/// Runs a case when it is of a kind `run_case` knows (returns whether it was).
-using CaseRunner = std::function<bool(const RegressCase& c, bool update, RegressResult* result)>;
-
-/// The name a case's lines give it (a golden case's without its extension).
-using CaseNamer = std::function<std::string(const RegressCase& c)>;
-
-/// `regress`: every case (or every case of its shard), each in a process of its own and
-/// options.jobs at once (case_processes.hpp), their lines in name order, then the summary line.
-void run_regress(const RegressOptions& options, const CaseRunner& run_case, const CaseNamer& shown, int* exit_code);
-
-/// A replay file as a regression case: every recorded hash must hold.
-template <class Sims>
-RegressResult regress_replay(const std::filesystem::path& path, const std::string& name) {
-  Result<replay::ReplayFile> file = replay::read_replay_file(path.string());
-  if (!file) {
-    std::fprintf(stderr, "error: %s\n", file.error().message.c_str());
-    return RegressResult::unreadable;
-  }
-  RegressResult result = RegressResult::unreadable;
-  Sims::with(file->header.simulation, [&]<class S>() {
-    Result<replay::Player<S>> player = replay::Player<S>::open(std::move(file).value(), false);
-    if (!player) {
-      std::fprintf(stderr, "error: '%s': %s\n", path.string().c_str(), player.error().message.c_str());
-      return;
-    }
-    Progress progress("regress " + name, player->last_tick());
-    Result<replay::PlayOutcome> outcome = player->play_to(player->last_tick(), [&progress](std::uint64_t t) { progress.update(t & ~std::uint64_t{255}); });
-    progress.finish();
-    const std::optional<replay::Desync> desync =
-        player->check_start() ? player->check_start() : outcome ? outcome->desync : std::nullopt;
-    result = report_regress_replay(name, outcome, desync, player->last_tick() - player->start_tick());
-  });
-  return result;
-}
-
-template <class Sims>
-void regress_command(const RegressOptions& options, int* exit_code) {
-  // Replay files are cases for every simulation; a simulation's hooks may add a kind of its own.
-  // A simulation's own kind of case is named without its extension; a replay file with it.
-  auto shown = [](const RegressCase& c) {
-    std::string name = c.name;
-    Sims::any([&]<class S>() {
-      if constexpr (HasCaseKind<S>) {
-        const std::string_view extension = Hooks<S>::k_case_extension;
-        if (c.path.extension() != extension || name.size() < extension.size()) return false;
-        name.resize(name.size() - extension.size());
-        return true;
-      } else {
-        return false;
-      }
-    });
-    return name;
-  };
-  auto run_case = [shown](const RegressCase& c, bool update, RegressResult* result) {
-    if (c.path.extension() == ".lsr") {
-      *result = regress_replay<Sims>(c.path, c.name);
-      return true;
-    }
-    return Sims::any([&]<class S>() {
-      if constexpr (HasCaseKind<S>) {
-        if (c.path.extension() != Hooks<S>::k_case_extension) return false;
-        *result = Hooks<S>::regress_case(c.path, shown(c), update);
-        return true;
-      } else {
-        return false;
-      }
-    });
-  };
-  run_regress(options, run_case, shown, exit_code);
-}
-
 // --- registration ----------------------------------------------------------------------------
 
 template <class Sims>
@@ -429,10 +324,6 @@ void add_replay_commands(CLI::App& app, int* exit_code) {
   auto diff_options = std::make_shared<DiffOptions>();
   add_diff_options(app, *diff_options)->callback([diff_options, exit_code] {
     diff_command<Sims>(*diff_options, exit_code);
-  });
-  auto regress_options = std::make_shared<RegressOptions>();
-  add_regress_options(app, *regress_options)->callback([regress_options, exit_code] {
-    regress_command<Sims>(*regress_options, exit_code);
   });
 }
 
