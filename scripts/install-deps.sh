@@ -18,7 +18,8 @@ packages=(
   qemu-user                      # scripts/cross-check.sh: the same hashes on four other architectures
   curl autoconf automake libtool # scripts/cross-check.sh: Debian's libsodium source, built for each
   chromium                       # tests/browser: the viewer's page in a real headless browser
-  python3-junitparser            # tests: regress --junit read by a JUnit parser
+  python3-junitparser python3-yaml  # tests: regress --junit read by a JUnit parser; the Kubernetes manifests
+  munge slurmctld slurmd slurm-client  # tests/cluster: regress as a Slurm job array on a one-node cluster
 )
 
 missing=()
