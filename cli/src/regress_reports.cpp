@@ -50,6 +50,7 @@ void each_code_point(std::string_view text, Emit emit) {
   }
 }
 
+
 std::string json_string(std::string_view text) {
   std::string out = "\"";
   each_code_point(text, [&out](std::uint32_t code, std::string_view bytes) {
@@ -106,6 +107,9 @@ const char* verdict_name(const CaseReport& report) {
   return "unreadable";
 }
 
+/// Whether `text` is UTF-8 as each_code_point reads it (no byte replaced).
+bool is_utf8(std::string_view text) { return utf8_text(text) == text; }
+
 using Json = rapidjson::Value;
 
 /// Reads the members of one JSON object, each by name and type, keeping the first error.
@@ -117,7 +121,11 @@ class Members {
     const Json* v = find(name);
     if (v == nullptr) return {};
     if (!v->IsString()) return wrong(name, "a string"), std::string();
-    return std::string(v->GetString(), v->GetStringLength());
+    std::string value(v->GetString(), v->GetStringLength());
+    // An escape may name a lone surrogate (\udc00), which is no character: what the writer
+    // never writes is refused, not carried on.
+    if (!is_utf8(value)) return wrong(name, "UTF-8"), std::string();
+    return value;
   }
   std::uint64_t whole(const char* name, std::uint64_t max = UINT64_MAX) {
     const Json* v = find(name);
@@ -230,9 +238,15 @@ Result<ShardFile> read_shard_file(const std::string& path) {
 
 }  // namespace
 
+std::string utf8_text(std::string_view text) {
+  std::string out;
+  each_code_point(text, [&out](std::uint32_t, std::string_view bytes) { out += bytes; });
+  return out;
+}
+
 std::uint64_t case_list_digest(const std::vector<std::string>& paths) {
   std::string list;
-  for (const std::string& p : paths) list += p + "\n";
+  for (const std::string& p : paths) list += utf8_text(p) + "\n";
   return xxh3_64(std::as_bytes(std::span<const char>(list)));
 }
 

@@ -45,7 +45,12 @@ struct RunRecord {
   std::uint64_t case_list = 0;     ///< XXH3-64 of every case's path, in order, one a line
 };
 
-/// The digest of a run's whole case list (the paths in name order).
+/// `text` with every byte that is not part of well-formed UTF-8 replaced by U+FFFD, as the JSON
+/// lines and the XML hold it.
+std::string utf8_text(std::string_view text);
+
+/// The digest of a run's whole case list (the paths in name order, as utf8_text gives them: as
+/// a merge reads them back).
 std::uint64_t case_list_digest(const std::vector<std::string>& paths);
 
 /// "PASS name: message", "FAIL …", "updated …"; for an unreadable case, "error: message".
