@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -24,6 +25,8 @@ using Clock = std::chrono::steady_clock;
 
 /// A case's process that could not set up its output, or whose case threw.
 constexpr int k_exit_cannot_start = 70;
+/// A case's process whose allocation failed (at its memory budget).
+constexpr int k_exit_out_of_memory = 71;
 
 /// A case's process while it runs.
 struct Running {
@@ -82,6 +85,10 @@ pid_t fork_case(const CaseProcesses& how, std::size_t index, const ScratchFolder
   if (in_fd < 0 || out_fd < 0 || err_fd < 0 || ::dup2(in_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) {
     ::_exit(k_exit_cannot_start);
   }
+  if (how.memory_bytes > 0) {
+    const struct rlimit limit {static_cast<rlim_t>(how.memory_bytes), static_cast<rlim_t>(how.memory_bytes)};
+    if (::setrlimit(RLIMIT_DATA, &limit) != 0) ::_exit(k_exit_cannot_start);
+  }
   int code = k_exit_cannot_start;
   try {
     std::string report;
@@ -90,6 +97,8 @@ pid_t fork_case(const CaseProcesses& how, std::size_t index, const ScratchFolder
     file << report;
     file.flush();
     if (!file) code = k_exit_cannot_start;
+  } catch (const std::bad_alloc&) {
+    code = k_exit_out_of_memory;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
   }
@@ -163,6 +172,7 @@ void run_case_processes(std::size_t count, const CaseProcesses& how) {
         run.peak_rss_kb = static_cast<long>(usage.ru_maxrss);
       }
       run.over_budget = r.killed;
+      run.out_of_memory = how.memory_bytes > 0 && run.exit_code == k_exit_out_of_memory;
       run.out = read_whole(scratch.file(r.index, "out"));
       run.err = read_whole(scratch.file(r.index, "err"));
       run.report = read_whole(scratch.file(r.index, "report"));

@@ -42,6 +42,14 @@ RegressCommands add_regress_options(CLI::App& app, RegressOptions& options, Merg
   cmd->add_option("--case-timeout", options.case_timeout_s,
                   "Stop a case that runs longer than SECONDS and fail it (default: no limit)")
       ->check(whole_number(1, 7 * 24 * 3600));
+  cmd->add_option("--case-memory-mb", options.case_memory_mb,
+                  "Fail a case whose allocations pass MB (its process's heap and private mappings; default: no limit)")
+      ->check(whole_number(16, 1u << 24));
+  cmd->add_option("--rebaseline", options.rebaseline,
+                  "After an intended change: write every replay case re-simulated by this build (its hashes, "
+                  "keyframes and compatibility id; the same inputs and configuration) to OUT/<its path>, never "
+                  "touching the originals, and say from which tick each changed; golden cases are checked (or, "
+                  "with --update, rewritten) as ever");
   cmd->add_option("--jsonl", options.jsonl,
                   "Write FILE: a line naming the run (its shard, its case count, a digest of the case list), then "
                   "one JSON object per case as it ends (verdict, ticks, hashes, seconds, peak memory, and a "
@@ -82,13 +90,21 @@ struct Tally {
   int passed = 0;
   int failed = 0;
   int unreadable = 0;
+  int rebaselined = 0;
+  int changed = 0;
 
   void add(const CaseReport& report) {
+    if (!report.rebaselined.empty()) {
+      ++rebaselined;
+      changed += report.changed ? 1 : 0;
+      return;
+    }
     (report.result == RegressResult::passed ? passed : report.result == RegressResult::failed ? failed : unreadable) += 1;
   }
   [[nodiscard]] std::string line(bool update) const {
     return std::to_string(passed) + (update ? " updated, " : " passed, ") + std::to_string(failed) + " failed" +
-           (unreadable > 0 ? ", " + std::to_string(unreadable) + " unreadable" : "");
+           (unreadable > 0 ? ", " + std::to_string(unreadable) + " unreadable" : "") +
+           (rebaselined > 0 ? ", " + std::to_string(rebaselined) + " rebaselined (" + std::to_string(changed) + " changed)" : "");
   }
   [[nodiscard]] int exit_code() const { return unreadable > 0 ? k_exit_usage : failed > 0 ? k_exit_failed : k_exit_ok; }
 };
@@ -101,11 +117,15 @@ void print_case_line(const CaseRecord& record) {
 }
 
 /// What a case's process came to: its own report, or why it has none.
-CaseReport report_of(const CaseRun& run, std::uint64_t budget_s) {
+CaseReport report_of(const CaseRun& run, const RegressOptions& options) {
   CaseReport failed;
   failed.result = RegressResult::failed;
   if (run.over_budget) {
-    failed.message = "stopped after its budget of " + std::to_string(budget_s) + " s";
+    failed.message = "stopped after its budget of " + std::to_string(options.case_timeout_s) + " s";
+    return failed;
+  }
+  if (run.out_of_memory) {
+    failed.message = "ran out of its memory budget of " + std::to_string(options.case_memory_mb) + " MB";
     return failed;
   }
   if (run.signal != 0) {
@@ -144,9 +164,32 @@ class JsonLines {
 
 }  // namespace
 
+Result<std::string> rebaseline_path(const RegressCase& c, const std::string& out) {
+  namespace fs = std::filesystem;
+  const fs::path name = fs::path(c.name).lexically_normal().relative_path();
+  if (name.empty() || *name.begin() == "..") return fail("--rebaseline: the case '", c.name, "' has no path under OUT");
+  const fs::path path = fs::path(out) / name;
+  std::error_code error;
+  fs::create_directories(path.parent_path(), error);
+  if (error) return fail("cannot make the folder '", path.parent_path().string(), "': ", error.message());
+  if (fs::is_symlink(path, error)) return fail("--rebaseline: '", path.string(), "' is a symbolic link; it is not followed");
+  if (fs::exists(path, error) && fs::equivalent(path, c.path, error)) {
+    return fail("--rebaseline would write '", path.string(), "' over the case itself: choose a folder outside the cases");
+  }
+  return path.string();
+}
+
 std::string divergence_message(const CaseDivergence& d) {
   std::string message = "first divergent tick " + std::to_string(d.tick) + ": expected " + hash_hex(d.expected) + " got " +
                         hash_hex(d.actual);
+  if (d.phase_known) {
+    replay::PhaseDivergence phase;
+    phase.tick = d.phase_tick;
+    phase.from_tick = d.phase_from_tick;
+    phase.substep = d.substep;
+    phase.phase = d.phase;
+    message += "; the runs first part at " + replay::describe(phase);
+  }
   if (d.fields.empty()) return message;
   message += "; at tick " + std::to_string(d.fields_tick) + " " + std::to_string(d.fields_differing) +
              (d.fields_differing == 1 ? " field differs: " : " fields differ: ");
@@ -221,10 +264,41 @@ Result<std::vector<RegressCase>> find_regress_cases(const RegressOptions& option
   return cases;
 }
 
+namespace {
+
+/// --rebaseline's folder may hold no case and lie in no folder of cases: a copy written there
+/// would be a case of the next run, or overwrite one of this run's.
+void check_rebaseline_folder(const RegressOptions& options, const std::vector<RegressCase>& cases) {
+  namespace fs = std::filesystem;
+  if (options.rebaseline.empty()) return;
+  std::error_code error;
+  const auto within = [](const fs::path& a, const fs::path& b) {  // a is b or lies under it
+    std::error_code e;
+    const fs::path inner = fs::weakly_canonical(a, e);
+    if (e) return false;
+    const fs::path outer = fs::weakly_canonical(b, e);
+    return !e && std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end()).first == outer.end();
+  };
+  for (const std::string& p : options.paths) {
+    if (fs::is_directory(p, error) && within(options.rebaseline, p)) {
+      throw CommandError{"--rebaseline '" + options.rebaseline + "' is inside the folder of cases '" + p +
+                         "': choose a folder outside the cases"};
+    }
+  }
+  for (const RegressCase& c : cases) {
+    if (within(c.path, options.rebaseline)) {
+      throw CommandError{"--rebaseline '" + options.rebaseline + "' holds the case '" + c.name + "': choose a folder outside the cases"};
+    }
+  }
+}
+
+}  // namespace
+
 void run_regress(const RegressOptions& options, const CaseKinds& kinds, int* exit_code) {
   const auto started = std::chrono::steady_clock::now();
   Result<std::vector<RegressCase>> found = find_regress_cases(options, kinds.is_case);
   if (!found) throw CommandError{found.error().message};
+  check_rebaseline_folder(options, *found);
   const std::optional<ShardChoice> shard = choose_shard(options.shard);
   if (found->empty()) {
     const std::string named = options.paths.size() == 1 && options.manifest.empty() ? options.paths[0]
@@ -255,8 +329,9 @@ void run_regress(const RegressOptions& options, const CaseKinds& kinds, int* exi
   CaseProcesses how;
   how.jobs = options.jobs != 0 ? options.jobs : machine_cores();
   how.budget = std::chrono::seconds(options.case_timeout_s);
+  how.memory_bytes = options.case_memory_mb << 20;
   how.run = [&](std::size_t i, std::string& report) {  // in the case's own process
-    const CaseReport result = kinds.run(chosen[i], options.update);
+    const CaseReport result = kinds.run(chosen[i], options);
     report = case_json({kinds.shown(chosen[i]), chosen[i].name, result, 0, 0});
     return result.result == RegressResult::passed ? k_exit_ok : result.result == RegressResult::failed ? k_exit_failed : k_exit_usage;
   };
@@ -265,7 +340,7 @@ void run_regress(const RegressOptions& options, const CaseKinds& kinds, int* exi
     std::fwrite(case_run.out.data(), 1, case_run.out.size(), stdout);
     std::fflush(stdout);
     std::fwrite(case_run.err.data(), 1, case_run.err.size(), stderr);
-    CaseRecord record{kinds.shown(chosen[i]), chosen[i].name, report_of(case_run, options.case_timeout_s), case_run.seconds,
+    CaseRecord record{kinds.shown(chosen[i]), chosen[i].name, report_of(case_run, options), case_run.seconds,
                       case_run.peak_rss_kb};
     print_case_line(record);
     tally.add(record.report);

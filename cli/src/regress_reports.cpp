@@ -14,6 +14,7 @@
 
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/state_hash.hpp"
+#include "lockstep/replay/phase_divergence.hpp"
 #include "lockstep/replay/regular_file.hpp"
 
 namespace lockstep::cli::detail {
@@ -100,7 +101,7 @@ std::string seconds_text(double seconds) {
 
 const char* verdict_name(const CaseReport& report) {
   switch (report.result) {
-    case RegressResult::passed: return report.updated ? "updated" : "passed";
+    case RegressResult::passed: return !report.rebaselined.empty() ? "rebaselined" : report.updated ? "updated" : "passed";
     case RegressResult::failed: return "failed";
     case RegressResult::unreadable: break;
   }
@@ -253,7 +254,10 @@ std::uint64_t case_list_digest(const std::vector<std::string>& paths) {
 std::string case_line(const CaseRecord& record) {
   const CaseReport& r = record.report;
   if (r.result == RegressResult::unreadable) return "error: " + r.message;
-  const char* word = r.result == RegressResult::failed ? "FAIL" : r.updated ? "updated" : "PASS";
+  const char* word = r.result == RegressResult::failed ? "FAIL"
+                     : !r.rebaselined.empty()           ? "rebaselined"
+                     : r.updated                        ? "updated"
+                                                        : "PASS";
   return std::string(word) + " " + record.name + ": " + r.message;
 }
 
@@ -271,6 +275,10 @@ std::string case_json(const CaseRecord& record) {
                      ",\"hashes_checked\":" + std::to_string(r.hashes_checked) + ",\"seconds\":" + seconds_text(record.seconds) +
                      ",\"peak_rss_kb\":" + std::to_string(std::max(0L, record.peak_rss_kb)) +
                      ",\"message\":" + json_string(r.message);
+  if (!r.rebaselined.empty()) {
+    line += ",\"rebaselined\":" + json_string(r.rebaselined);
+    if (r.changed) line += ",\"changed_from_tick\":" + std::to_string(r.changed_from_tick);
+  }
   if (r.diverged) {
     const CaseDivergence& d = r.divergence;
     line += ",\"divergence\":{\"tick\":" + std::to_string(d.tick) + ",\"expected\":\"" + hash_hex(d.expected) +
@@ -280,7 +288,12 @@ std::string case_json(const CaseRecord& record) {
       line += std::string(i > 0 ? "," : "") + "{\"path\":" + json_string(f.path) + ",\"expected\":" + json_string(f.expected) +
               ",\"actual\":" + json_string(f.actual) + "}";
     }
-    line += "],\"fields_differing\":" + std::to_string(d.fields_differing) + ",\"fields_note\":" + json_string(d.fields_note) + "}";
+    line += "],\"fields_differing\":" + std::to_string(d.fields_differing) + ",\"fields_note\":" + json_string(d.fields_note);
+    if (d.phase_known) {
+      line += ",\"phase\":{\"tick\":" + std::to_string(d.phase_tick) + ",\"from_tick\":" + std::to_string(d.phase_from_tick) +
+              ",\"substep\":" + std::to_string(d.substep + 1ull) + ",\"name\":" + json_string(d.phase) + "}";
+    }
+    line += "}";
   }
   return line + "}";
 }
@@ -346,11 +359,37 @@ Result<CaseRecord> parse_case_json(std::string_view line) {
         r.divergence.fields.push_back(std::move(field));
       }
     }
+    if (const Json* phase = dm.optional_object("phase")) {
+      Members pm(*phase, "the phase");
+      r.divergence.phase_known = true;
+      r.divergence.phase_tick = pm.whole("tick");
+      r.divergence.phase_from_tick = pm.whole("from_tick");
+      const std::uint64_t substep = pm.whole("substep", std::uint64_t{1} << 16);
+      r.divergence.phase = pm.text("name");
+      if (!pm.error().empty()) return fail(pm.error());
+      if (substep == 0) return fail("the phase's substep is 0 (substeps count from 1)");
+      if (r.divergence.phase.empty()) return fail("the phase has no name");
+      if (r.divergence.phase_from_tick > r.divergence.phase_tick || r.divergence.phase_tick > r.divergence.tick) {
+        return fail("the phase's ticks (", r.divergence.phase_from_tick, " to ", r.divergence.phase_tick,
+                    ") are not at or before the divergence's ", r.divergence.tick);
+      }
+      r.divergence.substep = static_cast<std::uint32_t>(substep - 1);
+    }
     if (!dm.error().empty()) return fail(dm.error());
   }
   if (!m.error().empty()) return fail(m.error());
   if (record.name.empty() || record.path.empty()) return fail("a case with no name or path");
-  if (verdict == "passed" || verdict == "updated") {
+  if (verdict == "rebaselined") {
+    r.result = RegressResult::passed;
+    r.rebaselined = m.text("rebaselined");
+    r.changed = document->HasMember("changed_from_tick");
+    if (r.changed) r.changed_from_tick = m.whole("changed_from_tick");
+    if (!m.error().empty()) return fail(m.error());
+    if (r.rebaselined.empty()) return fail("a rebaselined case that names no copy");
+    if (document->HasMember("divergence")) return fail("a rebaselined case with a divergence");
+  } else if (document->HasMember("rebaselined") || document->HasMember("changed_from_tick")) {
+    return fail("a ", verdict, " case that names a rebaselined copy");
+  } else if (verdict == "passed" || verdict == "updated") {
     r.result = RegressResult::passed;
     r.updated = verdict == "updated";
   } else if (verdict == "failed") {
@@ -358,7 +397,7 @@ Result<CaseRecord> parse_case_json(std::string_view line) {
   } else if (verdict == "unreadable") {
     r.result = RegressResult::unreadable;
   } else {
-    return fail("the verdict '", verdict, "' is none of passed, updated, failed and unreadable");
+    return fail("the verdict '", verdict, "' is none of passed, updated, rebaselined, failed and unreadable");
   }
   return record;
 }
@@ -390,6 +429,14 @@ std::string junit_xml(const std::vector<CaseRecord>& records, const RunRecord& r
     if (report.diverged) {
       const CaseDivergence& d = report.divergence;
       body = "first divergent tick " + std::to_string(d.tick) + ": expected " + hash_hex(d.expected) + " got " + hash_hex(d.actual) + "\n";
+      if (d.phase_known) {
+        replay::PhaseDivergence phase;
+        phase.tick = d.phase_tick;
+        phase.from_tick = d.phase_from_tick;
+        phase.substep = d.substep;
+        phase.phase = d.phase;
+        body += "the runs first part at " + replay::describe(phase) + "\n";
+      }
       if (!d.fields.empty()) {
         body += std::to_string(d.fields_differing) + " fields differ at tick " + std::to_string(d.fields_tick) + ":\n";
       }

@@ -31,9 +31,10 @@ CLI::App* add_replay_options(CLI::App& app, ReplayOptions& options) {
   return cmd;
 }
 
-void report_replay(const replay::PlayOutcome& outcome, std::uint64_t ticks, std::uint64_t final_hash, int* exit_code) {
+void report_replay(const replay::PlayOutcome& outcome, std::uint64_t ticks, std::uint64_t final_hash,
+                   const std::optional<replay::PhaseDivergence>& phase, int* exit_code) {
   if (outcome.desync) {
-    print_desync(*outcome.desync);
+    print_desync(*outcome.desync, phase);
     *exit_code = k_exit_failed;
     return;
   }
@@ -133,12 +134,29 @@ DiffInputs diff_inputs(const DiffOptions& options) {
 
 void report_diff(const replay::DiffResult& result, std::size_t max_fields, std::string (*describe)(std::string_view),
                  int* exit_code) {
+  // What two recordings hold (recorded elsewhere, perhaps by builds that simulate differently)
+  // can differ where their re-simulations here agree.
+  const auto print_recorded = [&result] {
+    if (result.recorded_phase) {
+      std::printf("the recorded phase hashes first differ at %s\n", replay::describe(*result.recorded_phase).c_str());
+    }
+  };
   if (result.identical) {
-    std::printf("identical through tick %llu\n", static_cast<unsigned long long>(result.through_tick));
-    *exit_code = k_exit_ok;
+    std::printf("identical through tick %llu%s\n", static_cast<unsigned long long>(result.through_tick),
+                result.recorded_phase ? " when re-simulated here" : "");
+    print_recorded();
+    *exit_code = result.recorded_phase ? k_exit_failed : k_exit_ok;
     return;
   }
-  std::printf("first divergence at tick %llu\n", static_cast<unsigned long long>(result.divergence_tick));
+  print_recorded();
+  if (result.phase && result.phase->tick == result.divergence_tick) {
+    std::printf("first divergence at %s\n", replay::describe(*result.phase).c_str());
+  } else if (result.phase) {
+    std::printf("first divergence at %s (the recorded hashes first differ at tick %llu)\n",
+                replay::describe(*result.phase).c_str(), static_cast<unsigned long long>(result.divergence_tick));
+  } else {
+    std::printf("first divergence at tick %llu\n", static_cast<unsigned long long>(result.divergence_tick));
+  }
   print_fields(result, max_fields, describe);
   *exit_code = k_exit_failed;
 }

@@ -33,6 +33,10 @@ void add_run_options(CLI::App* cmd, RunFlags& flags, const std::function<void()>
                                           "Record a snapshot every K ticks for seeking (default " +
                                               std::to_string(flags.keyframe_every) + "; 0: none)")
                               ->check(whole_number(0, std::numeric_limits<std::uint32_t>::max()));
+  cmd->add_option("--phase-hashes-every", flags.phase_hashes_every,
+                  "Also record, every K ticks, the hash after each phase of each substep of the step, so that a "
+                  "divergence is named by substep and phase (default 0: none)")
+      ->check(whole_number(0, std::numeric_limits<std::uint32_t>::max()));
 }
 
 std::optional<std::uint32_t> players_given(const CLI::Option* option, std::uint32_t players) {
@@ -53,7 +57,14 @@ void require_distinct_outputs(const std::string& record, const std::string& hash
 
 replay::RecordOptions record_options(const RunFlags& flags) {
   const bool keyframes_given = flags.keyframe_option->count() > 0;
-  return {flags.hash_every, flags.hash_every == 0 && !keyframes_given ? 0u : flags.keyframe_every};
+  if (flags.phase_hashes_every > 0 && flags.sync_test) {
+    throw CommandError{"--phase-hashes-every and --sync-test step differently: choose one"};
+  }
+  replay::RecordOptions options;
+  options.hash_every = flags.hash_every;
+  options.keyframe_every = flags.hash_every == 0 && !keyframes_given ? 0u : flags.keyframe_every;
+  options.phase_hashes_every = flags.phase_hashes_every;
+  return options;
 }
 
 HashLog::HashLog(const std::string& path) : path_(path) {

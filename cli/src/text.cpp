@@ -53,9 +53,10 @@ void note_distrusted_keyframes(const replay::PlayOutcome& outcome, std::uint64_t
                static_cast<unsigned long long>(outcome.restored_tick));
 }
 
-void print_desync(const replay::Desync& d) {
-  std::printf("desync at tick %llu: expected %s got %s\n", static_cast<unsigned long long>(d.tick),
-              hash_hex(d.expected).c_str(), hash_hex(d.actual).c_str());
+void print_desync(const replay::Desync& d, const std::optional<replay::PhaseDivergence>& phase) {
+  std::printf("desync at tick %llu: expected %s got %s%s\n", static_cast<unsigned long long>(d.tick),
+              hash_hex(d.expected).c_str(), hash_hex(d.actual).c_str(),
+              phase ? ("; the runs first part at " + replay::describe(*phase)).c_str() : "");
 }
 
 void print_replay_info(const std::string& path, const replay::ReplayFile& file, const std::string& compatibility,
@@ -88,12 +89,19 @@ void print_replay_info(const std::string& path, const replay::ReplayFile& file, 
   std::printf("keyframes   %s, %zu in the file%s%s\n",
               h.keyframe_every == 0 ? "none" : ("every " + std::to_string(h.keyframe_every) + " ticks").c_str(),
               file.keyframes.size(), keyframe_ticks.empty() ? "" : ":", keyframe_ticks.c_str());
+  if (!file.phase_hashes.empty()) {
+    std::string names;
+    for (const std::string& name : file.phase_names) names += (names.empty() ? "" : ", ") + replay::printable(name);
+    std::printf("phases      hashes inside the step of %s ticks, %s checkpoints (%s)\n",
+                with_commas(file.phase_ticks().size()).c_str(), with_commas(file.phase_hashes.size()).c_str(), names.c_str());
+  }
   if (file.end) {
     std::printf("end         tick %llu hash %s\n", static_cast<unsigned long long>(file.end->tick), hash_hex(file.end->hash).c_str());
   }
-  std::printf("size        header %s, inputs %s, hashes %s, keyframes %s, end %s%s bytes\n",
+  std::printf("size        header %s, inputs %s, hashes %s, keyframes %s, end %s%s%s bytes\n",
               with_commas(s.header).c_str(), with_commas(s.inputs).c_str(), with_commas(s.hashes).c_str(),
               with_commas(s.keyframes).c_str(), with_commas(s.end).c_str(),
+              s.phase_hashes > 0 ? (", phase hashes " + with_commas(s.phase_hashes)).c_str() : "",
               file.truncated ? (", incomplete chunk " + with_commas(s.truncated)).c_str() : "");
   const double player_ticks = static_cast<double>(file.tick_count()) * h.players;
   if (player_ticks > 0) {

@@ -202,8 +202,11 @@ CaseReport Hooks<World>::regress_case(const std::filesystem::path& path, const s
     return report;
   }
   report.diverged = true;
-  report.divergence = {outcome->divergent_tick, outcome->expected, outcome->actual, outcome->divergent_tick, {}, 0,
-                       "a golden case holds hashes, not states: run its inputs with --record to compare fields"};
+  report.divergence.tick = outcome->divergent_tick;
+  report.divergence.expected = outcome->expected;
+  report.divergence.actual = outcome->actual;
+  report.divergence.fields_tick = outcome->divergent_tick;
+  report.divergence.fields_note = "a golden case holds hashes, not states: run its inputs with --record to compare fields";
   report.message = "first divergent tick " + std::to_string(outcome->divergent_tick) + ": expected " +
                    hash_hex(outcome->expected) + " got " + hash_hex(outcome->actual);
   return report;

@@ -123,7 +123,7 @@ std::string World::describe_field(std::string_view path) {
 // ----------------------------------------------------------------------------------------------
 // Stepping
 
-Status World::step(std::span<const ButtonInput> inputs) {
+Status World::step(std::span<const ButtonInput> inputs, StepProbe* probe) {
   if (inputs.size() != player_body_.size()) {
     return fail(inputs.size(), " inputs for ", player_body_.size(), " players");
   }
@@ -135,21 +135,32 @@ Status World::step(std::span<const ButtonInput> inputs) {
   for (std::uint32_t s = 0; s < substeps; ++s) {
     const double drag = s + 1 == substeps ? params_.drag_per_tick : 1.0;
     accumulate_forces(inputs);
+    if (probe != nullptr) {
+      probed_terms_.clear();
+      for (const AffineAccel& term : forced_terms_) probed_terms_.insert(probed_terms_.end(), {term.x, term.y, term.stiffness});
+      probe->reached(s, "springs", probed_terms_);
+    }
     switch (params_.integrator) {
       case Integrator::explicit_euler: integrate<Integrator::explicit_euler>(h, drag); break;
       case Integrator::semi_implicit_euler: integrate<Integrator::semi_implicit_euler>(h, drag); break;
       case Integrator::velocity_verlet: integrate<Integrator::velocity_verlet>(h, drag); break;
       case Integrator::rk4: integrate<Integrator::rk4>(h, drag); break;
     }
+    if (probe != nullptr) probe->reached(s, "integration", {});
     // Constraints move positions, and each move also goes into the velocity as Δx / h
     // (position-based dynamics), so a resolved contact or a taut rope stops the motion into it.
     const double inv_h = 1.0 / h;
     solve_links(h, inv_h);
+    if (probe != nullptr) probe->reached(s, "ropes", {});
     if (params_.contacts) {
       Status contacts = ContactGrid(*this).solve(inv_h);
       if (!contacts) return contacts;
+      if (probe != nullptr) probe->reached(s, "contacts", {});
     }
-    if (params_.walls) solve_walls(inv_h);
+    if (params_.walls) {
+      solve_walls(inv_h);
+      if (probe != nullptr) probe->reached(s, "walls", {});
+    }
   }
   return check_limits();
 }

@@ -59,7 +59,9 @@ class GoldenParser {
     const std::string_view key = w[0];
     if (key == "scene") return scene(w);
     if (!have_scene_ && key != "seed" && key != "ticks") return bad("the scene must come before '" + std::string(key) + "'");
-    if (key == "seed" || key == "ticks" || key == "players" || key == "bodies" || key == "substeps") return number(w);
+    if (key == "seed" || key == "ticks" || key == "players" || key == "bodies" || key == "substeps" || key == "threads") {
+      return number(w);
+    }
     if (key == "integrator") {
       if (w.size() != 2 || !parse_integrator(w[1])) return bad("integrator must be explicit, semi-implicit, verlet or rk4");
       golden_.config.integrator = *parse_integrator(w[1]);
@@ -109,6 +111,10 @@ class GoldenParser {
     } else if (key == "ticks") {
       if (n < 1 || n > k_max_golden_ticks) return bad("ticks must be 1 to 10,000,000");
       golden_.ticks = n;
+    } else if (key == "threads") {
+      // How fast the world steps, never what it computes: a case on 2 threads holds the hashes of 1.
+      if (n < 1 || n > 16) return bad("threads must be 1 to 16");
+      golden_.config.threads = static_cast<std::uint32_t>(n);
     } else if (n > k_max_bodies) {
       return bad(std::string(key) + " out of range");
     } else if (key == "players") {
@@ -207,6 +213,7 @@ std::string format_golden(const GoldenCase& golden) {
   out << "players " << golden.config.players << '\n';
   if (golden.config.scene == Scene::arena) out << "bodies " << golden.config.arena.bodies << '\n';
   out << "substeps " << golden.config.substeps << '\n';
+  if (golden.config.threads != 1) out << "threads " << golden.config.threads << '\n';
   out << "integrator " << integrator_name(golden.config.integrator) << '\n';
   out << "seed " << golden.seed << '\n' << "ticks " << golden.ticks << '\n';
   const std::uint32_t players = golden.config.players;

@@ -5,6 +5,7 @@
 
 #include "lockstep/engine/byte_io.hpp"
 #include "lockstep/engine/state_hash.hpp"
+#include "lockstep/engine/step_probe.hpp"
 #include "lockstep/replay/regular_file.hpp"
 
 namespace lockstep::replay {
@@ -18,6 +19,7 @@ std::string_view chunk_type_name(std::uint32_t type) {
     case ChunkType::hashes: return "hashes";
     case ChunkType::keyframe: return "keyframe";
     case ChunkType::end: return "end";
+    case ChunkType::phase_hashes: return "phase hashes";
   }
   return "unknown";
 }
@@ -56,6 +58,22 @@ std::optional<std::uint64_t> ReplayFile::hash_at(std::uint64_t tick) const {
   return std::nullopt;
 }
 
+std::vector<PhaseCheckpoint> ReplayFile::phases_at(std::uint64_t tick) const {
+  auto it = std::lower_bound(phase_hashes.begin(), phase_hashes.end(), tick,
+                             [](const PhaseCheckpoint& c, std::uint64_t t) { return c.tick < t; });
+  std::vector<PhaseCheckpoint> at;
+  for (; it != phase_hashes.end() && it->tick == tick; ++it) at.push_back(*it);
+  return at;
+}
+
+std::vector<std::uint64_t> ReplayFile::phase_ticks() const {
+  std::vector<std::uint64_t> ticks;
+  for (const PhaseCheckpoint& c : phase_hashes) {
+    if (ticks.empty() || ticks.back() != c.tick) ticks.push_back(c.tick);
+  }
+  return ticks;
+}
+
 namespace {
 
 std::uint32_t payload_bound(ChunkType type) {
@@ -66,6 +84,7 @@ std::uint32_t payload_bound(ChunkType type) {
     case ChunkType::hashes: return k_max_hashes_payload_bytes;
     case ChunkType::keyframe: return k_max_snapshot_bytes;
     case ChunkType::end: return 8;
+    case ChunkType::phase_hashes: return k_max_phase_hashes_payload_bytes;
   }
   return 0;
 }
@@ -104,6 +123,7 @@ class ChunkParser {
         return {};
       case ChunkType::inputs: return parse_inputs(in, first, last, where);
       case ChunkType::hashes: return parse_hashes(in, first, last, where);
+      case ChunkType::phase_hashes: return parse_phase_hashes(in, first, last, where);
       case ChunkType::keyframe:
         if (first != last || first <= file_.header.start_tick || first > file_.last_tick ||
             (!file_.keyframes.empty() && first <= file_.keyframes.back().tick)) {
@@ -115,6 +135,7 @@ class ChunkParser {
         if (!file_.hashes.empty() ? file_.hashes.back().tick != first : true) {
           return fail(where, ": a keyframe of tick ", first, ", whose hash the file does not record");
         }
+        phases_may_follow_ = false;
         return parse_keyframe(in, first, offset, where);
       case ChunkType::end: {
         const std::uint64_t hash = in.u64();
@@ -190,6 +211,8 @@ class ChunkParser {
     }
     if (!in.at_end()) return fail(where, ": unexpected bytes after the input runs");
     file_.last_tick = last;
+    last_inputs_first_ = first;
+    phases_may_follow_ = true;  // once, for exactly this chunk's range, before any keyframe
     return {};
   }
 
@@ -221,6 +244,53 @@ class ChunkParser {
     return {};
   }
 
+  /// Names, then records of (tick offset, checkpoints), as FORMAT.md says; every count is
+  /// bounded by the bytes left before anything is added.
+  Status parse_phase_hashes(ByteReader& in, std::uint64_t first, std::uint64_t last, const std::string& where) {
+    const std::uint64_t previous = file_.phase_hashes.empty() ? file_.header.start_tick : file_.phase_hashes.back().tick;
+    // As the writer writes them: right after the inputs chunk (and its hashes) of the same range,
+    // once, with the run's table of names so far (the file's, perhaps grown at its end).
+    if (last < first || first <= previous || !phases_may_follow_ || first != last_inputs_first_ || last != file_.last_tick) {
+      return fail(where, ": phase hashes for ticks ", first, "..", last, " out of order");
+    }
+    phases_may_follow_ = false;
+    const std::uint64_t name_count = in.varint(k_max_phase_names);
+    if (!in.ok() || name_count == 0 || name_count < file_.phase_names.size()) return fail(where, ": malformed phase names");
+    for (std::uint64_t i = 0; i < name_count; ++i) {
+      const std::string name = in.text(k_max_phase_name_bytes);
+      if (!in.ok() || name.empty()) return fail(where, ": malformed phase name");
+      if (i < file_.phase_names.size()) {
+        if (file_.phase_names[i] != name) return fail(where, ": phase names that are not the file's");
+        continue;
+      }
+      if (std::find(file_.phase_names.begin(), file_.phase_names.end(), name) != file_.phase_names.end()) {
+        return fail(where, ": the phase name '", printable(name), "' twice");
+      }
+      file_.phase_names.push_back(name);
+    }
+    const std::uint64_t records = in.varint(last - first + 1);
+    if (!in.ok() || records == 0) return fail(where, ": malformed phase hash records");
+    std::uint64_t tick = previous;
+    for (std::uint64_t r = 0; r < records; ++r) {
+      const std::uint64_t at = first + in.varint(last - first);
+      const std::uint64_t count = in.varint(k_max_checkpoints_per_tick);
+      // Each checkpoint takes at least 10 bytes: a count the chunk cannot hold is refused here.
+      if (!in.ok() || at <= tick || count == 0 || count > in.remaining() / 10) {
+        return fail(where, ": malformed phase hash record ", r + 1);
+      }
+      tick = at;
+      for (std::uint64_t c = 0; c < count; ++c) {
+        const auto substep = static_cast<std::uint32_t>(in.varint(0xFFFF));
+        const std::uint64_t name = in.varint(name_count - 1);
+        const std::uint64_t hash = in.u64();
+        if (!in.ok()) return fail(where, ": malformed phase hash record ", r + 1);
+        file_.phase_hashes.push_back({tick, substep, static_cast<std::uint32_t>(name), hash});
+      }
+    }
+    if (!in.at_end()) return fail(where, ": bytes after the phase hash records");
+    return {};
+  }
+
   Status parse_hashes(ByteReader& in, std::uint64_t first, std::uint64_t last, const std::string& where) {
     const ReplayHeader& h = file_.header;
     if (h.hash_every == 0) return fail(where, ": hashes in a replay recorded without them");
@@ -241,6 +311,8 @@ class ChunkParser {
   ReplayFile& file_;
   std::uint64_t chunks_ = 0;
   bool need_start_snapshot_ = false;
+  bool phases_may_follow_ = false;       ///< the last inputs chunk has had no phase hashes yet
+  std::uint64_t last_inputs_first_ = 0;  ///< the first tick of the last inputs chunk
 };
 
 }  // namespace
@@ -332,7 +404,7 @@ Result<std::optional<ChunkHead>> read_chunk_head(std::span<const std::byte> byte
     return corrupt();
   }
   if (header_check != static_cast<std::uint32_t>(xxh3_64(bytes.first(checked)) & 0xFFFFFFFFu)) return corrupt();
-  if (h.type < 1 || h.type > static_cast<std::uint32_t>(ChunkType::end)) {
+  if (h.type < 1 || h.type > static_cast<std::uint32_t>(ChunkType::phase_hashes)) {
     return fail("chunk ", index, " at byte ", offset, " has unknown type ", h.type);
   }
   if (h.first >= k_tick_limit || span >= k_tick_limit - h.first) {
@@ -353,6 +425,7 @@ void count_size(SizeBreakdown& sizes, ChunkType type, std::uint64_t total) {
     case ChunkType::hashes: sizes.hashes += total; break;
     case ChunkType::keyframe: sizes.keyframes += total; break;
     case ChunkType::end: sizes.end += total; break;
+    case ChunkType::phase_hashes: sizes.phase_hashes += total; break;
   }
 }
 

@@ -112,9 +112,10 @@ ReplayWriter::ReplayWriter(int fd, const ReplayHeader& header, std::uint64_t max
       written_hash_(header.start_hash),
       pending_first_(header.start_tick + 1) {}
 
-bool ReplayWriter::fits(std::size_t payload_a, std::size_t payload_b) const {
-  const std::uint64_t more =
-      k_max_chunk_framing_bytes + payload_a + (payload_b > 0 ? k_max_chunk_framing_bytes + payload_b : 0);
+bool ReplayWriter::fits(std::size_t payload_a, std::size_t payload_b, std::size_t payload_c) const {
+  const std::uint64_t more = k_max_chunk_framing_bytes + payload_a +
+                             (payload_b > 0 ? k_max_chunk_framing_bytes + payload_b : 0) +
+                             (payload_c > 0 ? k_max_chunk_framing_bytes + payload_c : 0);
   return bytes_written_ + more + k_max_end_chunk_bytes <= max_file_bytes_;
 }
 
@@ -122,6 +123,7 @@ Status ReplayWriter::end_at_limit() {
   reached_limit_ = true;
   pending_inputs_.clear();
   pending_hashes_.clear();
+  pending_phases_.clear();
   return write_end(written_tick_, written_hash_);
 }
 
@@ -147,12 +149,14 @@ Status ReplayWriter::write_chunk(ChunkType type, std::uint64_t first, std::uint6
   return status;
 }
 
-Status ReplayWriter::add_tick(std::uint64_t tick, std::span<const std::byte> inputs, std::uint64_t hash) {
+Status ReplayWriter::add_tick(std::uint64_t tick, std::span<const std::byte> inputs, std::uint64_t hash,
+                              std::span<const std::string> phase_names, std::span<const PhaseHash> phases) {
   if (reached_limit_) return {};
   if (tick != last_tick_ + 1) return fail("cannot record tick ", tick, " after tick ", last_tick_);
   if (inputs.size() != static_cast<std::size_t>(players_) * input_bytes_) {
     return fail("cannot record tick ", tick, ": ", inputs.size(), " input bytes");
   }
+  if (Status kept = keep_phase_hashes(tick, phase_names, phases); !kept) return kept;
   pending_inputs_.insert(pending_inputs_.end(), inputs.begin(), inputs.end());
   if (hash_every_ > 0 && tick % hash_every_ == 0) pending_hashes_.push_back(hash);
   last_tick_ = tick;
@@ -199,19 +203,63 @@ Status ReplayWriter::flush() {
     h.u32(static_cast<std::uint32_t>(pending_hashes_.size()));
     for (std::uint64_t hash : pending_hashes_) h.u64(hash);
   }
-  if (!fits(payload.size(), hashes.size())) return end_at_limit();
+  const std::vector<std::byte> phases = phase_hashes_payload(first);
+  if (!fits(payload.size(), hashes.size(), phases.size())) return end_at_limit();
   Status status = write_chunk(ChunkType::inputs, first, last, payload);
   if (!status) return status;
   if (!hashes.empty()) {
     status = write_chunk(ChunkType::hashes, first, last, hashes);
     if (!status) return status;
   }
+  if (!phases.empty()) {
+    status = write_chunk(ChunkType::phase_hashes, first, last, phases);
+    if (!status) return status;
+  }
   pending_inputs_.clear();
   pending_hashes_.clear();
+  pending_phases_.clear();
   pending_first_ = last + 1;
   written_tick_ = last;
   written_hash_ = last_hash_;
   return {};
+}
+
+Status ReplayWriter::keep_phase_hashes(std::uint64_t tick, std::span<const std::string> names,
+                                       std::span<const PhaseHash> hashes) {
+  if (hashes.empty()) return {};
+  if (hashes.size() > k_max_checkpoints_per_tick || names.size() > k_max_phase_names) {
+    return fail("tick ", tick, " has ", hashes.size(), " checkpoints of ", names.size(), " phases, over the format's ",
+                k_max_checkpoints_per_tick, " and ", k_max_phase_names);
+  }
+  for (const std::string& name : names) {
+    if (name.empty() || name.size() > k_max_phase_name_bytes) return fail("a phase name of ", name.size(), " bytes");
+  }
+  for (const PhaseHash& h : hashes) {
+    if (h.phase >= names.size() || h.substep > 0xFFFF) return fail("tick ", tick, ": a checkpoint of an unknown phase or substep");
+  }
+  // The names only grow (a run's table): the pending ticks index the latest copy.
+  if (names.size() > phase_names_.size()) phase_names_.assign(names.begin(), names.end());
+  pending_phases_.push_back({tick, std::vector<PhaseHash>(hashes.begin(), hashes.end())});
+  return {};
+}
+
+std::vector<std::byte> ReplayWriter::phase_hashes_payload(std::uint64_t first) const {
+  std::vector<std::byte> payload;
+  if (pending_phases_.empty()) return payload;
+  ByteWriter w(payload);
+  w.varint(phase_names_.size());
+  for (const std::string& name : phase_names_) w.text(name);
+  w.varint(pending_phases_.size());
+  for (const PendingPhases& p : pending_phases_) {
+    w.varint(p.tick - first);
+    w.varint(p.hashes.size());
+    for (const PhaseHash& h : p.hashes) {
+      w.varint(h.substep);
+      w.varint(h.phase);
+      w.u64(h.hash);
+    }
+  }
+  return payload;
 }
 
 Status ReplayWriter::add_keyframe(std::uint64_t tick, std::span<const std::byte> snapshot) {

@@ -32,7 +32,7 @@ inline std::uint64_t record_session(const std::string& path, const WorldConfig& 
   for (std::uint64_t t = 1; t <= ticks; ++t) {
     for (std::uint32_t p = 0; p < config.players; ++p) inputs[p] = bots[p].next();
     if (hook) hook(t, inputs, runner.value());
-    LOCKSTEP_ASSERT(runner->step(inputs).ok());
+    LOCKSTEP_ASSERT(recorder->step(runner.value(), inputs).ok());
     LOCKSTEP_ASSERT(recorder->record(runner.value(), inputs).ok());
   }
   LOCKSTEP_ASSERT(recorder->finish().ok());

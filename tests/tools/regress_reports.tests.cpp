@@ -238,18 +238,18 @@ TEST_CASE("regress merge of four shards' JSON lines prints the unsharded run, an
   CHECK(merged.err.empty());
   CHECK(std::filesystem::exists(dir.file("merged.xml")));
 
-  SECTION("three of the four are refused, naming the shard that is missing") {
+  {  // three of the four are refused, naming the shard that is missing
     const ProcessResult three = run_process(k_lockstep, {"regress", "merge", shards[0], shards[1], shards[3]});
     CHECK(three.exit_code == 2);
     CHECK(three.out.empty());
     CHECK(three.err == "error: regress merge: missing shard 2 of 4 (3 of the run's shards given)\n");
   }
-  SECTION("one shard twice is refused") {
+  {  // one shard twice is refused
     const ProcessResult twice = run_process(k_lockstep, {"regress", "merge", shards[0], shards[1], shards[1], shards[3]});
     CHECK(twice.exit_code == 2);
     CHECK(twice.err == "error: regress merge: shard 1/4 is in both '" + shards[1] + "' and '" + shards[1] + "'\n");
   }
-  SECTION("a shard of another run (another case list) is refused") {
+  {  // a shard of another run (another case list) is refused
     quick_corpus(dir.file("other"), 17);
     const std::string other = dir.file("other-2.jsonl");
     regress({dir.file("other"), "--shard", "2/4", "--jsonl", other});
@@ -257,18 +257,18 @@ TEST_CASE("regress merge of four shards' JSON lines prints the unsharded run, an
     CHECK(mixed.exit_code == 2);
     CHECK_THAT(mixed.err, Catch::StartsWith("error: regress merge: '" + other + "' is not of the run '" + shards[0] + "' is of"));
   }
-  SECTION("a shard whose run was cut short is refused") {
+  {  // a shard whose run was cut short is refused
     std::vector<std::string> lines = text_lines(read_text(shards[2]));
     REQUIRE(lines.size() >= 2);
     lines.pop_back();
     std::string cut;
     for (const std::string& line : lines) cut += line + "\n";
-    write_text(shards[2], cut);
-    const ProcessResult short_run = run_process(k_lockstep, {"regress", "merge", shards[0], shards[1], shards[2], shards[3]});
+    write_text(dir.file("cut.jsonl"), cut);
+    const ProcessResult short_run = run_process(k_lockstep, {"regress", "merge", shards[0], shards[1], dir.file("cut.jsonl"), shards[3]});
     CHECK(short_run.exit_code == 2);
     CHECK_THAT(short_run.err, Catch::Contains("its run did not finish"));
   }
-  SECTION("a file that is not JSON lines, or no file, is refused in one line") {
+  {  // a file that is not JSON lines, or no file, is refused in one line
     write_text(dir.file("not.jsonl"), "PASS ball: 30 ticks\n");
     for (const std::string& bad : {dir.file("not.jsonl"), dir.file("absent.jsonl"), dir.path()}) {
       const ProcessResult r = run_process(k_lockstep, {"regress", "merge", bad});
@@ -295,7 +295,17 @@ TEST_CASE("a case line reads back as written, and lines that are not what regres
   r.hashes_checked = 811;
   r.message = std::string("quote \" backslash \\ tab \t bell \x07 bad byte \xff end");
   r.diverged = true;
-  r.divergence = {812, 0x0123456789abcdefull, 0xfedcba9876543210ull, 900, {{"bodies[3].position.x", "1.5", "1.25"}}, 1, ""};
+  r.divergence.tick = 812;
+  r.divergence.expected = 0x0123456789abcdefull;
+  r.divergence.actual = 0xfedcba9876543210ull;
+  r.divergence.fields_tick = 900;
+  r.divergence.fields = {{"bodies[3].position.x", "1.5", "1.25"}};
+  r.divergence.fields_differing = 1;
+  r.divergence.phase_known = true;
+  r.divergence.phase_tick = 812;
+  r.divergence.phase_from_tick = 812;
+  r.divergence.substep = 2;
+  r.divergence.phase = "contacts";
   const std::string line = case_json(record);
   CHECK(line.find('\n') == std::string::npos);
   const auto back = parse_case_json(line);
@@ -311,6 +321,25 @@ TEST_CASE("a case line reads back as written, and lines that are not what regres
   REQUIRE(back->report.divergence.fields.size() == 1);
   CHECK(back->report.divergence.fields[0].path == "bodies[3].position.x");
   CHECK(back->report.divergence.fields[0].expected == "1.5");
+  CHECK(back->report.divergence.phase_known);
+  CHECK(back->report.divergence.substep == 2);
+  CHECK(back->report.divergence.phase == "contacts");
+  CHECK(back->report.divergence.phase_tick == 812);
+
+  CaseRecord rebaselined = record;
+  rebaselined.report = CaseReport{};
+  rebaselined.report.result = RegressResult::passed;
+  rebaselined.report.kind = "replay";
+  rebaselined.report.rebaselined = "out/arena/a.lsr";
+  rebaselined.report.changed = true;
+  rebaselined.report.changed_from_tick = 120;
+  const auto again = parse_case_json(case_json(rebaselined));
+  REQUIRE(again.ok());
+  CHECK(again->report.rebaselined == "out/arena/a.lsr");
+  CHECK(again->report.changed_from_tick == 120);
+  std::string passed_with_copy = case_json(rebaselined);
+  passed_with_copy.replace(passed_with_copy.find("\"rebaselined\",\"ticks"), 13, "\"passed\"");
+  CHECK_FALSE(parse_case_json(passed_with_copy).ok());
 
   for (const std::string& bad : {std::string(""), std::string("[]"), std::string("{\"type\":\"case\"}"),
                                  std::string(1'000'000, '['), line.substr(0, line.size() - 1),

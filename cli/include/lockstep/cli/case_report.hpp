@@ -29,6 +29,12 @@ struct CaseDivergence {
   std::vector<CaseField> fields;  ///< the first k_case_fields_max at most
   std::uint64_t fields_differing = 0;  ///< how many differ in all
   std::string fields_note;        ///< why no fields are listed, when none are
+  /// Where inside a step the runs first part, when the case's recording holds phase hashes there.
+  bool phase_known = false;
+  std::uint64_t phase_tick = 0;
+  std::uint64_t phase_from_tick = 0;  ///< the first tick it may have begun at (phase_tick when exact)
+  std::uint32_t substep = 0;  ///< from 0 (lines and JSON say substep + 1)
+  std::string phase;
 };
 
 /// The most fields a case's report keeps (a JSON line stays readable; `diff` lists them all).
@@ -46,6 +52,10 @@ struct CaseReport {
   std::string message;
   bool diverged = false;
   CaseDivergence divergence;  ///< when `diverged`
+  /// --rebaseline: the re-simulated copy written, and the first tick whose hash it changed.
+  std::string rebaselined;
+  bool changed = false;
+  std::uint64_t changed_from_tick = 0;
 };
 
 }  // namespace lockstep::cli

@@ -12,6 +12,7 @@
 #include "lockstep/engine/simulation.hpp"
 #include "lockstep/engine/snapshot.hpp"
 #include "lockstep/engine/state_hash.hpp"
+#include "lockstep/engine/step_probe.hpp"
 
 namespace lockstep {
 
@@ -43,16 +44,18 @@ class Runner {
   /// failure the error names the tick that failed; the state is then unspecified and the runner
   /// must be restored from a snapshot or discarded.
   Result<std::uint64_t> step(std::span<const Input> inputs) {
-    const std::uint64_t next = tick_ + 1;
-    if (inputs.size() != sim_.players()) {
-      return fail("tick ", next, ": ", inputs.size(), " inputs given for ", sim_.players(),
-                  " players");
-    }
-    Status status = sim_.step(inputs);
-    if (!status) return fail("tick ", next, ": ", status.error().message);
-    tick_ = next;
-    hash_ = canonical_hash(*hasher_, tick_, sim_);
-    return hash_;
+    return step_with(inputs, [&] { return sim_.step(inputs); });
+  }
+
+  /// `step`, with the hash of every checkpoint inside it (step_probe.hpp) in `out`, cleared
+  /// first, each naming its phase by an index into `names`. The state and its hash are those of
+  /// `step`.
+  Result<std::uint64_t> step_probed(std::span<const Input> inputs, PhaseNames& names, std::vector<PhaseHash>& out)
+    requires ProbedSimulation<S>
+  {
+    out.clear();
+    PhaseHasher<S> probe(sim_, tick_ + 1, probe_sink(), names, out);
+    return step_with(inputs, [&] { return sim_.step(inputs, &probe); });
   }
 
   /// The sync test for one tick (as GGPO calls it): save, step, restore, step again, and compare
@@ -112,11 +115,30 @@ class Runner {
   void rehash() { hash_ = canonical_hash(*hasher_, tick_, sim_); }
 
  private:
+  template <class Step>
+  Result<std::uint64_t> step_with(std::span<const Input> inputs, Step&& step) {
+    const std::uint64_t next = tick_ + 1;
+    if (inputs.size() != sim_.players()) {
+      return fail("tick ", next, ": ", inputs.size(), " inputs given for ", sim_.players(),
+                  " players");
+    }
+    Status status = step();
+    if (!status) return fail("tick ", next, ": ", status.error().message);
+    tick_ = next;
+    hash_ = canonical_hash(*hasher_, tick_, sim_);
+    return hash_;
+  }
+  Xxh3Sink& probe_sink() {
+    if (!probe_sink_) probe_sink_ = std::make_unique<Xxh3Sink>();
+    return *probe_sink_;
+  }
+
   S sim_;
   S scratch_;  ///< restores decode here first; holds the previous state afterwards
   std::uint64_t tick_ = 0;
   std::uint64_t hash_ = 0;
   std::unique_ptr<Xxh3Sink> hasher_;
+  std::unique_ptr<Xxh3Sink> probe_sink_;  ///< made when first probed
   std::vector<std::byte> sync_bytes_;
 };
 

@@ -33,6 +33,7 @@
 #include "lockstep/engine/button_input.hpp"
 #include "lockstep/engine/integrator.hpp"
 #include "lockstep/engine/result.hpp"
+#include "lockstep/engine/step_probe.hpp"
 #include "lockstep/engine/vec2.hpp"
 #include "lockstep/engine/worker_pool.hpp"
 #include "lockstep/engine/world_config.hpp"
@@ -126,7 +127,12 @@ class World {
   }
   /// One tick. Fails, naming the body, when a position or velocity becomes non-finite or
   /// exceeds the limits above.
-  Status step(std::span<const ButtonInput> inputs);
+  Status step(std::span<const ButtonInput> inputs) { return step(inputs, nullptr); }
+  /// One tick, calling `probe` (when not null) at the end of each phase of each substep
+  /// (step_probe.hpp): "springs" (the players' thrust and the springs' forces, with the
+  /// accelerations they make as `extra`), "integration", "ropes", then "contacts" and "walls"
+  /// when the world has them. The same bits as without a probe.
+  Status step(std::span<const ButtonInput> inputs, StepProbe* probe);
   /// Invariants of a loaded state: array sizes agree, indices in range, values finite, params
   /// in range.
   [[nodiscard]] Status check() const;
@@ -234,6 +240,7 @@ class World {
   std::vector<std::uint32_t> player_forced_index_;  ///< per player: index into forced_, or k_no_index
   std::vector<std::uint32_t> spring_forced_index_;  ///< per spring: forced_ indices of its two ends
   std::vector<AffineAccel> forced_terms_;
+  std::vector<double> probed_terms_;  ///< forced_terms_ as plain values, for a probe
   std::vector<BodyState> forced_start_;
 
   /// The contact grid's data, derived like the rest: held here, as a value, so that a world

@@ -8,6 +8,7 @@
 
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/replay/field_report.hpp"
+#include "lockstep/replay/phase_divergence.hpp"
 #include "lockstep/replay/player.hpp"
 
 namespace lockstep::replay {
@@ -20,6 +21,12 @@ struct DiffResult {
   std::uint64_t report_tick = 0;      ///< the tick the field report compares (usually the same)
   std::vector<FieldDifference> fields;
   std::string note;                   ///< anything the report could not do, in words
+  /// Where inside the step the runs first part, when the simulation reports its phases (and,
+  /// against a recording, the file holds phase hashes there).
+  std::optional<PhaseDivergence> phase;
+  /// Two recordings whose recorded phase hashes differ (recorded by builds that simulate
+  /// differently), at the first tick both hold them.
+  std::optional<PhaseDivergence> recorded_phase;
 };
 
 /// A person's name for a field path, when the simulation offers one

@@ -39,6 +39,7 @@ enum class ChunkType : std::uint8_t {
   hashes = 4,          ///< state hashes of the ticks in range that are multiples of hash_every
   keyframe = 5,        ///< a snapshot, for seeking
   end = 6,             ///< the last tick and its hash: the recording finished cleanly
+  phase_hashes = 7,    ///< the hashes of the checkpoints inside the step of some ticks in range
 };
 
 /// A chunk's name for messages ("inputs", …), or "unknown".
@@ -50,6 +51,7 @@ inline constexpr std::uint32_t k_max_header_payload_bytes = 1u << 20;  ///< 1 Mi
 inline constexpr std::uint32_t k_max_snapshot_bytes = 256u << 20;      ///< 256 MiB (keyframes too)
 inline constexpr std::uint32_t k_max_inputs_payload_bytes = 16u << 20;
 inline constexpr std::uint32_t k_max_hashes_payload_bytes = 16u << 20;
+inline constexpr std::uint32_t k_max_phase_hashes_payload_bytes = 16u << 20;
 /// Players a replay holds, for any simulation: more than a World scene (k_max_world_players) or a
 /// network session (net::k_max_session_players) has, so the format is not what limits either.
 inline constexpr std::uint32_t k_max_replay_players = 64;

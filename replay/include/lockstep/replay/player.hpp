@@ -210,6 +210,17 @@ class Player {
     return hash;
   }
 
+  /// `step`, with the hashes of the checkpoints inside it (Runner::step_probed).
+  Result<std::uint64_t> step_probed(PhaseNames& names, std::vector<PhaseHash>& out)
+    requires ProbedSimulation<S>
+  {
+    if (tick() >= last_tick()) return fail("tick ", tick() + 1, " is past the replay's last tick");
+    inputs_at(tick() + 1, step_inputs_);
+    Result<std::uint64_t> hash = runner_->step_probed(step_inputs_, names, out);
+    if (!hash) current_trusted_ = false;
+    return hash;
+  }
+
   /// Snapshots held in memory.
   [[nodiscard]] std::size_t remembered() const { return cache_.size(); }
 

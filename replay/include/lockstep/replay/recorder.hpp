@@ -28,6 +28,10 @@ struct RecordOptions {
   /// The file ends, properly, before it would grow past this (by default the readers' bound,
   /// so that every recording can be read back).
   std::uint64_t max_file_bytes = k_max_file_bytes;
+  /// Keep the hash of every checkpoint inside the step (engine/step_probe.hpp) of every K-th
+  /// tick, so that a divergence is named by substep and phase; 0: none. Only for a simulation
+  /// whose step reports its phases (ProbedSimulation).
+  std::uint32_t phase_hashes_every = 0;
 };
 
 /// A player trusts a keyframe only against the recorded hash of its tick, so every keyframe tick
@@ -74,6 +78,9 @@ class Recorder {
                                  std::uint64_t seed, const Runner<S>& runner,
                                  const RecordOptions& options) {
     if (Status valid = validate(options); !valid) return valid.error();
+    if (options.phase_hashes_every > 0 && !ProbedSimulation<S>) {
+      return fail("cannot record phase hashes: ", S::k_name, "'s step reports no phases");
+    }
     const ReplayHeader header = make_header<S>(config, seed, runner, options);
     std::vector<std::byte> start;
     if (runner.tick() > 0) start = runner.save().bytes;
@@ -82,13 +89,37 @@ class Recorder {
     return Recorder(std::move(writer).value(), options, header.players);
   }
 
-  /// Records the tick `runner` has just stepped, with the inputs it stepped with.
+  /// Steps `runner` one tick as this recording needs: with the hashes of the step's checkpoints
+  /// on the ticks whose phase hashes it keeps (`record` then writes them), plainly otherwise.
+  Result<std::uint64_t> step(Runner<S>& runner, std::span<const Input> inputs) {
+    if constexpr (ProbedSimulation<S>) {
+      const std::uint64_t next = runner.tick() + 1;
+      if (options_.phase_hashes_every > 0 && next % options_.phase_hashes_every == 0) {
+        Result<std::uint64_t> hash = runner.step_probed(inputs, phase_names_, phases_);
+        if (!hash) return hash;
+        for (const PhaseHash& h : phases_) {
+          if (h.phase >= k_max_phase_names) {
+            return fail("tick ", next, ": the step names a phase that is empty, over ", k_max_phase_name_bytes,
+                        " bytes, or past the ", k_max_phase_names, " a recording holds");
+          }
+        }
+        phases_tick_ = next;
+        return hash;
+      }
+    }
+    return runner.step(inputs);
+  }
+
+  /// Records the tick `runner` has just stepped, with the inputs it stepped with (and, when
+  /// `step` stepped it probed, its checkpoints' hashes).
   Status record(const Runner<S>& runner, std::span<const Input> inputs) {
     bytes_.resize(inputs.size() * Input::k_bytes);
     for (std::size_t p = 0; p < inputs.size(); ++p) {
       inputs[p].to_bytes(std::span<std::byte, Input::k_bytes>(bytes_.data() + p * Input::k_bytes, Input::k_bytes));
     }
-    Status status = writer_.add_tick(runner.tick(), bytes_, runner.hash());
+    const bool probed = phases_tick_ == runner.tick() && runner.tick() != 0;
+    Status status = writer_.add_tick(runner.tick(), bytes_, runner.hash(), probed ? phase_names_.names() : std::vector<std::string>{},
+                                     probed ? std::span<const PhaseHash>(phases_) : std::span<const PhaseHash>());
     if (!status) return status;
     if (options_.keyframe_every > 0 && runner.tick() % options_.keyframe_every == 0) {
       runner.save_into(snapshot_);
@@ -118,6 +149,9 @@ class Recorder {
   RecordOptions options_;
   std::vector<std::byte> bytes_;
   std::vector<std::byte> snapshot_;
+  PhaseNames phase_names_;
+  std::vector<PhaseHash> phases_;
+  std::uint64_t phases_tick_ = 0;  ///< the tick `phases_` are of (0: none)
 };
 
 }  // namespace lockstep::replay

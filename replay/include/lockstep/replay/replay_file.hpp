@@ -110,10 +110,19 @@ struct SizeBreakdown {
   std::uint64_t hashes = 0;
   std::uint64_t keyframes = 0;
   std::uint64_t end = 0;
+  std::uint64_t phase_hashes = 0;
   std::uint64_t truncated = 0;  ///< bytes of an incomplete last chunk
   [[nodiscard]] std::uint64_t total() const {
-    return header + inputs + hashes + keyframes + end + truncated;
+    return header + inputs + hashes + keyframes + end + phase_hashes + truncated;
   }
+};
+
+/// The hash of one checkpoint inside the step of a recorded tick (engine/step_probe.hpp).
+struct PhaseCheckpoint {
+  std::uint64_t tick = 0;
+  std::uint32_t substep = 0;
+  std::uint32_t phase = 0;  ///< an index into ReplayFile::phase_names
+  std::uint64_t hash = 0;
 };
 
 struct ReplayFile {
@@ -124,12 +133,18 @@ struct ReplayFile {
   std::deque<TickHash> hashes;                  ///< ascending (a deque: growing never copies)
   std::vector<Keyframe> keyframes;              ///< ascending
   std::optional<TickHash> end;                  ///< the end record, if the recording finished
+  std::vector<std::string> phase_names;         ///< the names phase checkpoints index
+  std::deque<PhaseCheckpoint> phase_hashes;     ///< by tick, each tick's in the step's order
   bool truncated = false;                       ///< the file ends inside a chunk
   std::uint64_t truncated_at_byte = 0;          ///< where the incomplete chunk begins
   SizeBreakdown sizes;
 
   /// The recorded hash of `tick`, if any (the end record included).
   [[nodiscard]] std::optional<std::uint64_t> hash_at(std::uint64_t tick) const;
+  /// The checkpoints of `tick`'s step, if the file holds them (none otherwise).
+  [[nodiscard]] std::vector<PhaseCheckpoint> phases_at(std::uint64_t tick) const;
+  /// The ticks whose checkpoints the file holds, ascending.
+  [[nodiscard]] std::vector<std::uint64_t> phase_ticks() const;
   /// Ticks with inputs: last_tick − start_tick.
   [[nodiscard]] std::uint64_t tick_count() const { return last_tick - header.start_tick; }
 };

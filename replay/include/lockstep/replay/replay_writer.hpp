@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lockstep/engine/result.hpp"
+#include "lockstep/engine/step_probe.hpp"
 #include "lockstep/replay/replay_file.hpp"
 
 namespace lockstep::replay {
@@ -30,9 +31,12 @@ class ReplayWriter {
   /// finish() first.
 
   /// Adds tick `tick` (the next one): every player's input, `players × input_bytes` bytes in
-  /// slot order, and the state hash after it. The hash is kept when the tick is a multiple of
-  /// hash_every. Completes and writes a chunk every k_ticks_per_chunk ticks.
-  Status add_tick(std::uint64_t tick, std::span<const std::byte> inputs, std::uint64_t hash);
+  /// slot order, and the state hash after it, and the hashes of the checkpoints inside its step
+  /// when it has them (each naming its phase by an index into `phase_names`). The hash is kept
+  /// when the tick is a multiple of hash_every. Completes and writes a chunk every
+  /// k_ticks_per_chunk ticks.
+  Status add_tick(std::uint64_t tick, std::span<const std::byte> inputs, std::uint64_t hash,
+                  std::span<const std::string> phase_names = {}, std::span<const PhaseHash> phases = {});
 
   /// Writes a keyframe for `tick` (the last tick added), after flushing the pending ticks.
   Status add_keyframe(std::uint64_t tick, std::span<const std::byte> snapshot);
@@ -57,7 +61,11 @@ class ReplayWriter {
   Status write_chunk(ChunkType type, std::uint64_t first, std::uint64_t last,
                      std::span<const std::byte> payload);
   /// Whether chunks with these payload sizes, and then the end record, still fit the limit.
-  [[nodiscard]] bool fits(std::size_t payload_a, std::size_t payload_b = 0) const;
+  [[nodiscard]] bool fits(std::size_t payload_a, std::size_t payload_b = 0, std::size_t payload_c = 0) const;
+  /// Checks and keeps the checkpoints of `tick` (being added) until its chunk is written.
+  Status keep_phase_hashes(std::uint64_t tick, std::span<const std::string> names, std::span<const PhaseHash> hashes);
+  /// The phase hash chunk of the pending ticks' checkpoints (empty when there are none).
+  [[nodiscard]] std::vector<std::byte> phase_hashes_payload(std::uint64_t first) const;
   /// Ends the file at the last tick written, because the next chunk would not fit.
   Status end_at_limit();
   Status write_end(std::uint64_t tick, std::uint64_t hash);
@@ -92,6 +100,13 @@ class ReplayWriter {
   std::uint64_t pending_first_ = 0;          ///< first tick not yet written
   std::vector<std::byte> pending_inputs_;    ///< ticks [pending_first_, last_tick_], tick-major
   std::vector<std::uint64_t> pending_hashes_;
+  /// Checkpoints of pending ticks, and the names they index (as the recorder's run named them).
+  struct PendingPhases {
+    std::uint64_t tick = 0;
+    std::vector<PhaseHash> hashes;
+  };
+  std::vector<PendingPhases> pending_phases_;
+  std::vector<std::string> phase_names_;
   std::vector<std::byte> chunk_;             ///< reused buffer
   std::vector<std::byte> keyframe_;          ///< reused buffer: a keyframe's payload
   std::vector<std::byte> first_keyframe_;    ///< the first keyframe's snapshot, which later ones are stored against

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ struct CaseRun {
   int exit_code = -1;         ///< its exit status (when it exited)
   int signal = 0;             ///< the signal that ended it, or 0
   bool over_budget = false;   ///< stopped at its time budget
+  bool out_of_memory = false; ///< an allocation failed at its memory budget
   double seconds = 0;         ///< wall time
   long peak_rss_kb = 0;       ///< its peak resident memory
 };
@@ -26,6 +28,9 @@ struct CaseRun {
 struct CaseProcesses {
   std::size_t jobs = 1;                ///< processes at once, at least 1
   std::chrono::seconds budget{0};      ///< each case's wall time, after which it is stopped (0: none)
+  /// Each case's memory (its process's data: heap and private mappings, RLIMIT_DATA), beyond
+  /// which an allocation fails and the case with it (0: none).
+  std::uint64_t memory_bytes = 0;
   /// Runs case `i` in a process forked for it (its stdout and stderr go to files), returning the
   /// process's exit status and filling `report` with what the caller is to get back in
   /// CaseRun::report. Called only in that process, never in the caller's: whatever it does

@@ -19,7 +19,9 @@
 #include "lockstep/cli/hooks.hpp"
 #include "lockstep/cli/progress.hpp"
 #include "lockstep/replay/diff.hpp"
+#include "lockstep/replay/phase_divergence.hpp"
 #include "lockstep/replay/player.hpp"
+#include "lockstep/replay/rebaseline.hpp"
 #include "lockstep/replay/replay_file.hpp"
 
 namespace lockstep::cli::detail {
@@ -35,6 +37,8 @@ struct RegressOptions {
   std::string shard;  ///< "I/N", or empty: the environment's shard, or every case
   std::size_t jobs = 0;            ///< cases at once, each in its own process (0: the machine's cores)
   std::uint64_t case_timeout_s = 0;  ///< each case's budget of wall time (0: none)
+  std::uint64_t case_memory_mb = 0;  ///< each case's budget of memory (0: none)
+  std::string rebaseline;  ///< a folder for re-simulated copies of the replay cases, or empty
   std::string jsonl;  ///< where to write the JSON lines, or empty
   std::string junit;  ///< where to write JUnit XML, or empty
 };
@@ -65,7 +69,7 @@ struct CaseKinds {
   /// The name its line gives it (a golden case's without its extension).
   std::function<std::string(const RegressCase& c)> shown;
   /// Runs it (in a process of its own: it may crash or loop without harm to the others).
-  std::function<CaseReport(const RegressCase& c, bool update)> run;
+  std::function<CaseReport(const RegressCase& c, const RegressOptions& options)> run;
 };
 
 /// Every case the options name that `is_case` accepts, in name order; fails on a path that is
@@ -87,7 +91,18 @@ std::string divergence_message(const CaseDivergence& divergence);
 /// against the first recorded state at or after it.
 template <Simulation S>
 CaseDivergence replay_divergence(replay::Player<S>& player, const replay::Desync& desync) {
-  CaseDivergence d{desync.tick, desync.expected, desync.actual, desync.tick, {}, 0, {}};
+  CaseDivergence d;
+  d.tick = desync.tick;
+  d.expected = desync.expected;
+  d.actual = desync.actual;
+  d.fields_tick = desync.tick;
+  if (const std::optional<replay::PhaseDivergence> phase = replay::phase_of_desync(player, desync.tick)) {
+    d.phase_known = true;
+    d.phase_tick = phase->tick;
+    d.phase_from_tick = phase->from_tick;
+    d.substep = phase->substep;
+    d.phase = phase->phase;
+  }
   Result<replay::DiffResult> diff = replay::diff_against_recording(player);
   if (!diff) {
     d.fields_note = "no field report: " + diff.error().message;
@@ -109,9 +124,43 @@ CaseDivergence replay_divergence(replay::Player<S>& player, const replay::Desync
   return d;
 }
 
-/// A replay file as a regression case: every recorded hash must hold.
+/// Where --rebaseline writes a case's copy (OUT/its path), its folders made; fails when that is
+/// the case itself.
+Result<std::string> rebaseline_path(const RegressCase& c, const std::string& out);
+
+/// A replay case under --rebaseline: re-simulated and recorded anew into OUT.
+template <Simulation S>
+void rebaseline_replay(replay::Player<S>& player, const RegressCase& c, const std::string& out, CaseReport& report) {
+  Result<std::string> path = rebaseline_path(c, out);
+  if (!path) {
+    report.message = path.error().message;
+    return;
+  }
+  Result<replay::Rebaselined> done = replay::rebaseline(player, *path);
+  if (!done) {
+    report.message = "'" + c.path.string() + "': " + done.error().message;
+    return;
+  }
+  if (!done->step_error.empty()) {
+    report.result = RegressResult::failed;
+    report.message = "this build fails to step it: " + done->step_error + " (the copy in " + *path + " ends before)";
+    return;
+  }
+  report.result = RegressResult::passed;
+  report.rebaselined = *path;
+  report.ticks = done->ticks;
+  report.changed = done->changed_from.has_value();
+  report.changed_from_tick = done->changed_from.value_or(0);
+  report.message = std::to_string(done->ticks) + " ticks into " + *path + "; " +
+                   (report.changed ? "changed from tick " + std::to_string(report.changed_from_tick) : std::string("unchanged"));
+}
+
+/// A replay file as a regression case: every recorded hash must hold (or, with --rebaseline,
+/// its re-simulated copy is written).
 template <class Sims>
-CaseReport regress_replay(const std::filesystem::path& path, const std::string& name) {
+CaseReport regress_replay(const RegressCase& c, const std::string& rebaseline_out) {
+  const std::filesystem::path& path = c.path;
+  const std::string& name = c.name;
   CaseReport report;
   report.kind = "replay";
   Result<replay::ReplayFile> file = replay::read_replay_file(path.string());
@@ -122,9 +171,14 @@ CaseReport regress_replay(const std::filesystem::path& path, const std::string& 
   report.simulation = file->header.simulation;
   const bool known = Sims::any([&]<class S>() {
     if (file->header.simulation != S::k_name) return false;
-    Result<replay::Player<S>> player = replay::Player<S>::open(std::move(file).value(), false);
+    const bool rebaselining = !rebaseline_out.empty();
+    Result<replay::Player<S>> player = replay::Player<S>::open(std::move(file).value(), rebaselining);
     if (!player) {
       report.message = "'" + path.string() + "': " + player.error().message;
+      return true;
+    }
+    if (rebaselining) {
+      rebaseline_replay(*player, c, rebaseline_out, report);
       return true;
     }
     Progress progress("regress " + name, player->last_tick());
@@ -187,10 +241,10 @@ CaseKinds case_kinds() {
     });
     return name;
   };
-  kinds.run = [own_kind, shown = kinds.shown](const RegressCase& c, bool update) {
-    if (c.path.extension() == ".lsr") return regress_replay<Sims>(c.path, c.name);
+  kinds.run = [own_kind, shown = kinds.shown](const RegressCase& c, const RegressOptions& options) {
+    if (c.path.extension() == ".lsr") return regress_replay<Sims>(c, options.rebaseline);
     CaseReport report;
-    own_kind(c, [&]<class S>() { report = Hooks<S>::regress_case(c.path, shown(c), update); });
+    own_kind(c, [&]<class S>() { report = Hooks<S>::regress_case(c.path, shown(c), options.update); });
     return report;
   };
   return kinds;

@@ -11,7 +11,10 @@
 ///    "message":"first divergent tick 812: …",
 ///    "divergence":{"tick":812,"expected":"…","actual":"…","fields_tick":900,
 ///                  "fields":[{"path":"bodies[3].position.x","expected":"…","actual":"…"}],
-///                  "fields_differing":1,"fields_note":""}}
+///                  "fields_differing":1,"fields_note":"",
+///                  "phase":{"tick":812,"from_tick":812,"substep":3,"name":"contacts"}}}   (when known; substeps from 1)
+/// and with --rebaseline, "verdict":"rebaselined","rebaselined":"OUT/…","changed_from_tick":812
+/// (when the new build changed a recorded hash).
 
 #include <cstdint>
 #include <optional>

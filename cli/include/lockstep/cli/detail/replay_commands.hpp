@@ -58,7 +58,9 @@ struct ReplayOptions {
 CLI::App* add_replay_options(CLI::App& app, ReplayOptions& options);
 
 /// The last line of `replay` once the range is played: `ok …`, `unverified: …` or the desync.
-void report_replay(const replay::PlayOutcome& outcome, std::uint64_t ticks, std::uint64_t final_hash, int* exit_code);
+void report_replay(const replay::PlayOutcome& outcome, std::uint64_t ticks, std::uint64_t final_hash,
+                   const std::optional<replay::PhaseDivergence>& phase, int* exit_code);
+
 
 template <Simulation S>
 void replay_command(const ReplayOptions& options, replay::ReplayFile file, int* exit_code) {
@@ -81,7 +83,10 @@ void replay_command(const ReplayOptions& options, replay::ReplayFile file, int* 
   if (outcome && !outcome->desync) outcome = player.play_to(to, report);
   progress.finish();
   if (!outcome) throw CommandError{outcome.error().message, k_exit_failed};
-  report_replay(*outcome, to - from, player.runner().hash(), exit_code);
+  const std::uint64_t final_hash = player.runner().hash();
+  const std::optional<replay::PhaseDivergence> phase =
+      outcome->desync ? replay::phase_of_desync(player, outcome->desync->tick) : std::nullopt;
+  report_replay(*outcome, to - from, final_hash, phase, exit_code);
 }
 
 // --- info ------------------------------------------------------------------------------------
@@ -275,13 +280,28 @@ Result<replay::DiffResult> diff_files(const DiffOptions& options, replay::Replay
   replay::Player<S> pa = open_or_throw<S>(std::move(a), options.force, options.max_state_mb);
   if (options.paths.size() == 1) {
     Progress progress("diff", pa.last_tick());
-    return replay::diff_against_recording(pa, [&progress](std::uint64_t tick) { progress.update(tick); });
+    Result<replay::DiffResult> result =
+        replay::diff_against_recording(pa, [&progress](std::uint64_t tick) { progress.update(tick); });
+    progress.finish();
+    if (result && !result->identical) result->phase = replay::phase_of_desync(pa, result->divergence_tick);
+    return result;
   }
   replay::ReplayFile b = read_or_throw(options.paths[1]);
   note_truncation(options.paths[1], b);
   replay::Player<S> pb = open_or_throw<S>(std::move(b), options.force, options.max_state_mb);
   Progress progress("diff", std::min(pa.last_tick(), pb.last_tick()));
-  return replay::diff_replays(pa, pb, [&progress](std::uint64_t tick) { progress.update(tick); });
+  Result<replay::DiffResult> result = replay::diff_replays(pa, pb, [&progress](std::uint64_t tick) { progress.update(tick); });
+  progress.finish();
+  if (!result) return result;
+  result->recorded_phase = replay::compare_recorded_phases(pa.file(), pb.file());
+  if constexpr (ProbedSimulation<S>) {
+    // Two runs that part inside a tick's step (not already at the first tick both hold).
+    if (result->divergence_tick > std::max(pa.start_tick(), pb.start_tick())) {
+      Result<std::optional<replay::PhaseDivergence>> inside = replay::locate_between(pa, pb, result->divergence_tick);
+      if (inside) result->phase = *inside;
+    }
+  }
+  return result;
 }
 
 /// What `diff` compares: two evidence folders or replay files, and the first replay (which names

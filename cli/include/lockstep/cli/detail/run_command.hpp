@@ -60,7 +60,9 @@ class RunSession {
   void step_all(Progress& progress) {
     for (std::uint64_t t = 1; t <= flags_.ticks && stop_signal() == 0; ++t) {
       for (std::uint32_t p = 0; p < inputs_.size(); ++p) inputs_[p] = bots_[p].next();
-      Result<std::uint64_t> hash = flags_.sync_test ? runner_.step_sync_test(inputs_) : runner_.step(inputs_);
+      Result<std::uint64_t> hash = flags_.sync_test ? runner_.step_sync_test(inputs_)
+                                   : recorder_      ? recorder_->step(runner_, inputs_)
+                                                    : runner_.step(inputs_);
       if (!hash) {
         progress.finish();
         // Keep what was recorded: the failed tick is not in the file, every earlier one is.
@@ -100,6 +102,8 @@ template <class S>
 void run(const RunOptions<S>& options, int* exit_code) {
   const RunFlags& flags = options.flags;
   require_distinct_outputs(flags.record, flags.hash_log);
+  if (!flags.record.empty()) (void)record_options(flags);  // its refusals before anything is written
+  if (flags.phase_hashes_every > 0 && flags.record.empty()) throw CommandError{"--phase-hashes-every goes with --record"};
   const typename S::Config config = config_from<S>(options.config, players_given(flags.players_option, flags.players));
   HashLog hash_log(flags.hash_log);
   Result<Runner<S>> created = Runner<S>::create(config, flags.seed);

@@ -24,6 +24,7 @@ struct RunFlags {
   std::string record;
   std::uint32_t hash_every = 1;
   std::uint32_t keyframe_every = replay::k_default_keyframe_every;
+  std::uint32_t phase_hashes_every = 0;
   CLI::Option* keyframe_option = nullptr;
   CLI::Option* players_option = nullptr;
 };
@@ -41,7 +42,8 @@ std::optional<std::uint32_t> players_given(const CLI::Option* option, std::uint3
 void require_distinct_outputs(const std::string& record, const std::string& hash_log);
 
 /// Keyframes are checked against the recorded hash of their tick: with no hashes kept
-/// (`--hash-every 0`), the default is no keyframes rather than a refusal.
+/// (`--hash-every 0`), the default is no keyframes rather than a refusal. Refuses phase hashes
+/// without a recording, and with the sync test (which steps every tick twice, unprobed).
 replay::RecordOptions record_options(const RunFlags& flags);
 
 /// `--hash-log`: a `<tick> <hash>` line for every tick. Opened (and truncated) at construction;

@@ -3,12 +3,14 @@
 // cli library.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include <CLI/CLI.hpp>
 
 #include "lockstep/replay/diff.hpp"
+#include "lockstep/replay/phase_divergence.hpp"
 #include "lockstep/replay/player.hpp"
 #include "lockstep/replay/replay_file.hpp"
 
@@ -27,7 +29,9 @@ void note_truncation(const std::string& path, const replay::ReplayFile& file);
 /// A note on stderr when a seek passed over keyframes that do not match their recorded hash.
 void note_distrusted_keyframes(const replay::PlayOutcome& outcome, std::uint64_t from);
 /// `desync at tick T: expected H got H`.
-void print_desync(const replay::Desync& desync);
+/// "desync at tick T: expected X got Y", and when known where inside a step the runs first part
+/// ("; the runs first part at tick 812, substep 3, after contacts").
+void print_desync(const replay::Desync& desync, const std::optional<replay::PhaseDivergence>& phase = std::nullopt);
 
 /// `info` of a replay: every line about the file, its header, its ticks, hashes, keyframes and
 /// sizes. `config_lines` (already formatted, may be empty) goes where the configuration is
