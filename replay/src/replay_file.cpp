@@ -256,7 +256,7 @@ class ChunkParser {
     phases_may_follow_ = false;
     const std::uint64_t name_count = in.varint(k_max_phase_names);
     if (!in.ok() || name_count == 0 || name_count < file_.phase_names.size()) return fail(where, ": malformed phase names");
-    for (std::uint64_t i = 0; i < name_count; ++i) {
+    for (std::size_t i = 0; i < static_cast<std::size_t>(name_count); ++i) {
       const std::string name = in.text(k_max_phase_name_bytes);
       if (!in.ok() || name.empty()) return fail(where, ": malformed phase name");
       if (i < file_.phase_names.size()) {

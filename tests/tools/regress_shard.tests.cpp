@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -124,7 +125,7 @@ TEST_CASE("the shards of any set of names cover each name once, and adding names
   }
 }
 
-TEST_CASE("regress --shard and a Slurm array's variables run the same shares, which together are the whole run",
+TEST_CASE("regress --shard and every scheduler's variables run the same shares, which together are the whole run",
           "[tools][regress][shard]") {
   TempDir dir;
   for (int i = 0; i < 12; ++i) {
@@ -152,6 +153,16 @@ TEST_CASE("regress --shard and a Slurm array's variables run the same shares, wh
     CHECK(slurm.out == flagged.out);
     CHECK(slurm.err == "regress: shard " + shard + ", from SLURM_ARRAY_TASK_ID=" + std::to_string(i + 1) +
                            " of SLURM_ARRAY_TASK_COUNT=4 from 1\n");
+    const ProcessResult kubernetes = regress({"JOB_COMPLETION_INDEX=" + std::to_string(i), "LOCKSTEP_SHARDS=4"}, {dir.path()});
+    CHECK(kubernetes.out == flagged.out);
+    CHECK_THAT(kubernetes.err, Catch::StartsWith("regress: shard " + shard + ", from JOB_COMPLETION_INDEX="));
+    TempDir status;
+    const ProcessResult gtest = regress({"GTEST_SHARD_INDEX=" + std::to_string(i), "GTEST_TOTAL_SHARDS=4",
+                                         "GTEST_SHARD_STATUS_FILE=" + status.file("understood")},
+                                        {dir.path()});
+    CHECK(gtest.out == flagged.out);
+    CHECK_THAT(gtest.err, Catch::StartsWith("regress: shard " + shard + ", from GTEST_SHARD_INDEX="));
+    CHECK(std::filesystem::exists(status.file("understood")));
   }
   CHECK(joined == all);
 
