@@ -16,7 +16,10 @@ endif()
 
 # libsodium (Debian's libsodium-dev), through its pkg-config file; a cross build points
 # PKG_CONFIG_LIBDIR at the target's own (scripts/cross-check.sh builds it from Debian's source).
-find_package(PkgConfig REQUIRED)
-if(NOT TARGET PkgConfig::lockstep_sodium)
-  pkg_check_modules(lockstep_sodium REQUIRED IMPORTED_TARGET GLOBAL libsodium>=1.0.18)
+# A build without the network (LOCKSTEP_NETWORK=OFF) needs none.
+if(NOT DEFINED LOCKSTEP_NETWORK OR LOCKSTEP_NETWORK)
+  find_package(PkgConfig REQUIRED)
+  if(NOT TARGET PkgConfig::lockstep_sodium)
+    pkg_check_modules(lockstep_sodium REQUIRED IMPORTED_TARGET GLOBAL libsodium>=1.0.18)
+  endif()
 endif()

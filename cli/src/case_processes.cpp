@@ -28,6 +28,44 @@ constexpr int k_exit_cannot_start = 70;
 /// A case's process whose allocation failed (at its memory budget).
 constexpr int k_exit_out_of_memory = 71;
 
+}  // namespace
+
+std::string describe_signal(int signal) {
+  const char* name = ::strsignal(signal);
+  return "signal " + std::to_string(signal) + (name != nullptr ? std::string(" (") + name + ")" : std::string());
+}
+
+#if defined(__EMSCRIPTEN__)
+// WebAssembly has no processes to fork: the cases run one after another in this one. A case that
+// crashes ends the run, and no budget can stop one, so none is accepted.
+
+std::size_t machine_cores() { return 1; }
+
+void run_case_processes(std::size_t count, const CaseProcesses& how) {
+  if (how.budget.count() > 0 || how.memory_bytes > 0) {
+    throw std::runtime_error("this build runs the cases one after another in this process (WebAssembly cannot fork), so it "
+                             "cannot keep --case-timeout or --case-memory-mb");
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    CaseRun run;
+    const Clock::time_point started = Clock::now();
+    try {
+      run.exit_code = how.run(i, run.report);
+    } catch (const std::bad_alloc&) {
+      run.exit_code = k_exit_out_of_memory;
+    } catch (const std::exception& e) {
+      run.err = std::string("error: ") + e.what() + "\n";
+      run.exit_code = k_exit_cannot_start;
+    }
+    run.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    how.done(i, run);
+    if (how.progress) how.progress(i + 1, 0);
+  }
+}
+
+#else
+namespace {
+
 /// A case's process while it runs.
 struct Running {
   std::size_t index = 0;
@@ -116,11 +154,6 @@ std::size_t machine_cores() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-std::string describe_signal(int signal) {
-  const char* name = ::strsignal(signal);
-  return "signal " + std::to_string(signal) + (name != nullptr ? std::string(" (") + name + ")" : std::string());
-}
-
 void run_case_processes(std::size_t count, const CaseProcesses& how) {
   const ScratchFolder scratch;
   const std::size_t jobs = std::max<std::size_t>(1, how.jobs);
@@ -190,5 +223,7 @@ void run_case_processes(std::size_t count, const CaseProcesses& how) {
     if (!changed && reported < count) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
+
+#endif
 
 }  // namespace lockstep::cli::detail

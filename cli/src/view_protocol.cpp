@@ -1,10 +1,10 @@
 #include "lockstep/cli/view_protocol.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cstdio>
 
 #include "lockstep/engine/byte_io.hpp"
+#include "lockstep/engine/std_compat.hpp"
 
 namespace lockstep::cli::view {
 namespace {
@@ -15,8 +15,8 @@ constexpr std::uint16_t k_no_player = 0xFFFF;
 constexpr std::size_t k_shape_bytes = 1 + 1 + 2 + 4 * 4;
 constexpr std::size_t k_world_bytes = 8 + 1 + 4 * 4 + 4;
 
-void f32(ByteWriter& out, double value) { out.u32(std::bit_cast<std::uint32_t>(static_cast<float>(value))); }
-float f32(ByteReader& in) { return std::bit_cast<float>(in.u32()); }
+void f32(ByteWriter& out, double value) { out.u32(lockstep::bit_cast<std::uint32_t>(static_cast<float>(value))); }
+float f32(ByteReader& in) { return lockstep::bit_cast<float>(in.u32()); }
 
 }  // namespace
 

@@ -4,7 +4,8 @@
 // cross-architecture check, WebAssembly).
 #include "lockstep/cli/view_server.hpp"
 
-#include <boost/asio/ip/address.hpp>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 namespace lockstep::cli {
 
@@ -29,10 +30,11 @@ std::size_t ViewServer::queued_bytes(std::uint32_t) const { return 0; }
 std::size_t ViewServer::queued_bytes_total() const { return 0; }
 ViewServerStats ViewServer::stats() const { return {}; }
 
+// Without Boost.Asio (a build without the network has no Boost at all): the C library's parser.
 bool ViewServer::is_address(const std::string& address) {
-  boost::system::error_code error;
-  (void)boost::asio::ip::make_address(address, error);
-  return !error;
+  in_addr v4{};
+  in6_addr v6{};
+  return ::inet_pton(AF_INET, address.c_str(), &v4) == 1 || ::inet_pton(AF_INET6, address.c_str(), &v6) == 1;
 }
 
 }  // namespace lockstep::cli

@@ -66,6 +66,10 @@ Result<WorldConfig> Hooks<World>::config(const Options& options, std::optional<s
     config.integrator = *integrator;
   }
   config.threads = options.threads;
+  if (options.threads > k_threads_of_this_build) {
+    std::fprintf(stderr, "note: this build steps on %u thread%s (a WebAssembly build without threads): --threads %u runs on %u, to the same hashes\n",
+                 k_threads_of_this_build, k_threads_of_this_build == 1 ? "" : "s", options.threads, k_threads_of_this_build);
+  }
   if (Status valid = validate(config); !valid) return valid.error();
   return config;
 }

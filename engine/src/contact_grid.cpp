@@ -273,7 +273,7 @@ bool ContactGrid::find_band_contacts(std::uint32_t band, ThreadScratch& scratch)
   const std::int32_t band_start = static_cast<std::int32_t>(band) * k_band_cols;
   const std::int32_t band_end = std::min(band_start + k_band_cols, cols);
   std::uint32_t touching = 0;
-  std::atomic_ref<std::uint32_t>(grid_.band_rows_done[band]).store(0, std::memory_order_relaxed);
+  atomic_ref<std::uint32_t>(grid_.band_rows_done[band]).store(0, std::memory_order_relaxed);
   for (std::int32_t row = 0; row < rows; ++row) {
     for (std::int32_t col = band_start; col < band_end; ++col) {
       const std::uint32_t cell = cell_index(col, row);
@@ -359,13 +359,13 @@ void ContactGrid::resolve_band_contacts(std::uint32_t band) {
   const bool threaded = world_.threads_.count() > 1;
   const bool wait = band > 0 && threaded;
   const bool wait_for_me = band + 1 < grid_.bands && threaded;
-  std::atomic_ref<std::uint32_t> done(grid_.band_rows_done[band]);
+  atomic_ref<std::uint32_t> done(grid_.band_rows_done[band]);
   std::uint32_t before_done = 0;
   std::uint32_t p = 0;
   for (std::uint32_t row = 0; row < rows; ++row) {
     const std::uint32_t needed = std::min(row + 2, rows);
     if (wait && before_done < needed) {
-      before_done = await_at_least(std::atomic_ref<std::uint32_t>(grid_.band_rows_done[band - 1]), needed);
+      before_done = await_at_least(atomic_ref<std::uint32_t>(grid_.band_rows_done[band - 1]), needed);
     }
     for (; p < row_end[row]; ++p) resolve_contact(bodies[pairs[p].a], bodies[pairs[p].b]);
     if (wait_for_me) {

@@ -30,7 +30,7 @@ void await_change(const std::atomic<std::uint32_t>& value, std::uint32_t old) {
 
 }  // namespace
 
-std::uint32_t await_at_least(std::atomic_ref<std::uint32_t> value, std::uint32_t needed) {
+std::uint32_t await_at_least(atomic_ref<std::uint32_t> value, std::uint32_t needed) {
   std::uint32_t seen = value.load(std::memory_order_acquire);
   for (std::uint32_t spins = 0; seen < needed && spins < 512; ++spins) {
     cpu_relax();
@@ -45,7 +45,7 @@ std::uint32_t await_at_least(std::atomic_ref<std::uint32_t> value, std::uint32_t
 
 std::uint32_t resolve_thread_count(std::uint32_t threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  return std::min(threads, k_max_threads);
+  return std::min(threads, k_threads_of_this_build);
 }
 
 void cpu_relax() {

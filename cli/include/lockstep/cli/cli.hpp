@@ -23,8 +23,16 @@
 
 #include "lockstep/cli/command.hpp"
 #include "lockstep/cli/detail/export_command.hpp"
-#include "lockstep/cli/detail/net_commands.hpp"
+// LOCKSTEP_NETWORK is 0 in a build without the network (lockstep::cli says so to its users).
+#ifndef LOCKSTEP_NETWORK
+#define LOCKSTEP_NETWORK 1
+#endif
+#if LOCKSTEP_NETWORK
 #include "lockstep/cli/detail/credential_commands.hpp"
+#include "lockstep/cli/detail/net_commands.hpp"
+#else
+#include "lockstep/cli/detail/network_absent.hpp"
+#endif
 #include "lockstep/cli/detail/play_command.hpp"
 #include "lockstep/cli/detail/regress_command.hpp"
 #include "lockstep/cli/detail/replay_commands.hpp"
@@ -88,6 +96,7 @@ int main(int argc, char** argv, const std::string& program = {}) {
       }
     });
   }
+#if LOCKSTEP_NETWORK
   CLI::App* host = app.add_subcommand("host", "Host a networked lockstep session over UDP");
   CLI::App* join = app.add_subcommand("join", "Join a session as a player");
   CLI::App* spectate = app.add_subcommand("spectate", "Watch a session: receive the inputs and step with them");
@@ -98,6 +107,9 @@ int main(int argc, char** argv, const std::string& program = {}) {
     detail::add_join_command<S>(spectate, net::Role::spectator, &exit_code);
   });
   detail::add_credential_commands(app, &exit_code);
+#else
+  detail::add_absent_network_commands(app);
+#endif
   (detail::add_commands<Sims>(app, &exit_code), ...);
   return run_app(app, argc, argv, exit_code);
 }

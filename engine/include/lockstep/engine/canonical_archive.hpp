@@ -24,6 +24,7 @@
 #include <cereal/types/common.hpp>
 
 #include "lockstep/engine/float_determinism.hpp"
+#include "lockstep/engine/std_compat.hpp"
 
 namespace lockstep {
 
@@ -62,14 +63,14 @@ constexpr auto to_bits(T value) {
   if constexpr (std::is_same_v<T, bool>) {
     return static_cast<std::uint8_t>(value ? 1 : 0);
   } else if constexpr (sizeof(T) == 1) {
-    return std::bit_cast<std::uint8_t>(value);
+    return bit_cast<std::uint8_t>(value);
   } else if constexpr (sizeof(T) == 2) {
-    return std::bit_cast<std::uint16_t>(value);
+    return bit_cast<std::uint16_t>(value);
   } else if constexpr (sizeof(T) == 4) {
-    return std::bit_cast<std::uint32_t>(value);
+    return bit_cast<std::uint32_t>(value);
   } else {
     static_assert(sizeof(T) == 8);
-    return std::bit_cast<std::uint64_t>(value);
+    return bit_cast<std::uint64_t>(value);
   }
 }
 
@@ -137,7 +138,7 @@ class CanonicalInputArchive
       if (bits > 1) throw cereal::Exception("a boolean byte is neither 0 nor 1");
       value = bits == 1;
     } else {
-      value = std::bit_cast<T>(bits);
+      value = bit_cast<T>(bits);
     }
   }
 

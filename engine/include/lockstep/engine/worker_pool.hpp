@@ -11,12 +11,23 @@
 #include <thread>
 #include <vector>
 
+#include "lockstep/engine/std_compat.hpp"
+
 namespace lockstep {
 
 /// The most threads a world steps on.
 inline constexpr std::uint32_t k_max_threads = 64;
 
-/// The thread count `threads` asks for: 0 is the machine's cores; at most k_max_threads.
+/// The most threads this build steps on: k_max_threads, except in a WebAssembly build without
+/// threads (Emscripten without -pthread), which cannot start one and steps on its own.
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+inline constexpr std::uint32_t k_threads_of_this_build = 1;
+#else
+inline constexpr std::uint32_t k_threads_of_this_build = k_max_threads;
+#endif
+
+/// The thread count `threads` asks for: 0 is the machine's cores; at most
+/// k_threads_of_this_build (a world recorded on more steps on fewer, to the same hashes).
 std::uint32_t resolve_thread_count(std::uint32_t threads);
 
 /// Hints to the processor that this thread is spinning (a pause, or nothing).
@@ -25,7 +36,7 @@ void cpu_relax();
 /// Waits until `value` is at least `needed`: spinning briefly (the waits between threads that
 /// each have work are short), then sleeping until a store is followed by `notify_all`. Returns
 /// the value seen.
-std::uint32_t await_at_least(std::atomic_ref<std::uint32_t> value, std::uint32_t needed);
+std::uint32_t await_at_least(atomic_ref<std::uint32_t> value, std::uint32_t needed);
 
 class WorkerPool {
  public:

@@ -43,7 +43,8 @@ struct CaseProcesses {
 };
 
 /// Runs cases 0 … count - 1 as `how` says; returns when all have ended. Throws std::runtime_error
-/// when a process cannot be made (the cases already reported stay reported).
+/// when a process cannot be made (the cases already reported stay reported). Under WebAssembly,
+/// which cannot fork, the cases run one after another in this process, and a budget is refused.
 void run_case_processes(std::size_t count, const CaseProcesses& how);
 
 /// "signal 11 (Segmentation fault)".
