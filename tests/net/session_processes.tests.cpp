@@ -143,9 +143,13 @@ TEST_CASE("a host, three bot peers and a spectator agree over real UDP with iden
     const std::string json = read_file(dir.file(name));
     INFO(name << ": " << json);
     CHECK(json_number(json, "ticks") == 1200);
-    CHECK(json_number(json, "bytes_sent") / 1200.0 <= 40.0);
-    CHECK(json_number(json, "bytes_received") / 1200.0 <= 40.0);
-    CHECK(json_number(json, "datagrams_sent") <= 1200 + 60);
+    // 40 bytes per tick of the session's clock: a tick stalled waiting for a late input (a loaded
+    // machine) still sends and receives its datagram. The virtual network, where nothing stalls
+    // unbidden, holds the bound per stepped tick.
+    const double clock_ticks = 1200.0 + json_number(json, "stall_ticks");
+    CHECK(json_number(json, "bytes_sent") / clock_ticks <= 40.0);
+    CHECK(json_number(json, "bytes_received") / clock_ticks <= 40.0);
+    CHECK(json_number(json, "datagrams_sent") <= clock_ticks + 60);
     CHECK(json_number(json, "input_delay") >= 2);  // adaptive by default: 2 on a quiet loopback
     CHECK(json_number(json, "rtt_ms") >= 0);
   }
