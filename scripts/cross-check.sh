@@ -1,33 +1,38 @@
 #!/usr/bin/env bash
 # Proves one hash on every architecture: builds `lockstep` for each target with Debian's cross
-# compilers (toolchains in cmake/toolchains/), runs it — natively for i686, under qemu-user for
-# the others — and compares it with the native x86-64 build:
+# compilers and Emscripten (toolchains in cmake/toolchains/), runs it — natively for i686, under
+# qemu-user for the other Linux targets, under node for wasm32 — and compares it with the native
+# x86-64 build:
 #   - every tick's hash of a run of each of the four scenes (the golden cases' configurations);
 #   - the hashes the golden cases hold (`lockstep regress` on the target; see heavy_golden);
 #   - a replay recorded natively verifies on the target (from tick 0 and seeking from a
 #     keyframe), and one recorded on the target verifies natively;
-#   - a networked session of a native host and a target peer over loopback UDP ends on one hash.
+#   - a networked session of a native host and a target peer over loopback UDP ends on one hash
+#     (not wasm32: WebAssembly has no UDP sockets; its build leaves the network out and its `host`
+#     is checked to say so; instead its `info`, `diff` and `export` must print what native's do).
 # The targets are built without the viewer's server (LOCKSTEP_VIEW_SERVER=OFF), and their `view`
 # is checked to say so.
 # Prints one line per architecture, `<arch>: identical (<N> hashes compared)` or
 # `<arch>: first divergence at tick <T> in <case>`, and exits 1 on any divergence (2 on a bad
 # argument or a failed build).
 #
-# usage: scripts/cross-check.sh [ARCH...]     (default: s390x riscv64 aarch64 i686)
+# usage: scripts/cross-check.sh [ARCH...]     (default: wasm32 s390x riscv64 aarch64 i686)
 # environment:
 #   LOCKSTEP_NATIVE=PATH        the native lockstep to compare with (default: build/release's,
 #                               built here if missing)
 #   LOCKSTEP_CROSS_TICKS=N      ticks of each scene run and recording (default 2000)
 #   LOCKSTEP_CROSS_GOLDEN=0     skip the golden cases (10,000 ticks each) on the target; =all runs
-#                               the 1,000-body arena's case on every target (default: i686, s390x)
+#                               the 1,000-body arena's case on every target (default: i686, s390x,
+#                               wasm32)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-known=(i686 aarch64 riscv64 s390x)
+known=(i686 aarch64 riscv64 s390x wasm32)
 archs=("$@")
-# By default the slowest under qemu first, so that its long comparisons run beside the others' builds.
-[ ${#archs[@]} -eq 0 ] && archs=(s390x riscv64 aarch64 i686)
+# By default wasm32 first (scripts/test.sh built it already, so its comparisons run beside the first
+# cross build), then the slowest under qemu, so that its long comparisons run beside the others' builds.
+[ ${#archs[@]} -eq 0 ] && archs=(wasm32 s390x riscv64 aarch64 i686)
 for arch in "${archs[@]}"; do
   case " ${known[*]} " in
     *" $arch "*) ;;
@@ -99,8 +104,13 @@ build_sodium() {  # arch -> build/cross/<arch>/sodium (static, with its pkg-conf
      --enable-static --with-pic CC="$host-gcc-12" CFLAGS="-O2" && make -j "$(nproc)" install)
 }
 
+build_wasm() {  # -> build/wasm/tools/lockstep.js (+ .wasm), run by node; shared with view --static
+  ./scripts/build-web-engine.sh build/wasm || exit 2
+}
+
 build_target() {  # arch -> build/cross/<arch>/tools/lockstep
   local arch=$1 dir=build/cross/$1
+  [ "$arch" = wasm32 ] && { build_wasm; return; }
   mkdir -p "$dir"
   if ! build_sodium "$arch" >"$dir/sodium.log" 2>&1; then
     tail -n 20 "$dir/sodium.log" >&2
@@ -153,11 +163,11 @@ compare_scene() {  # name args... ; every tick's hash, native against target
 }
 
 # The 1,000-body arena's golden case takes four fifths of the golden time under qemu, so by default
-# it runs on i686 and s390x (big-endian) only; aarch64 and riscv64 hold the other three and compare
+# it runs on i686, s390x (big-endian) and wasm32 (node runs it near native speed) only; aarch64 and riscv64 hold the other three and compare
 # every tick of that configuration's 2,000-tick scene run instead (which the targets that run the
 # golden case skip: it holds that configuration's hashes for 10,000 ticks).
 heavy_golden=arena-1000-semi-implicit
-heavy_golden_archs=" i686 s390x "
+heavy_golden_archs=" i686 s390x wasm32 "
 
 runs_heavy_golden() { [ "$golden" = all ] || { [ "$golden" = 1 ] && [[ "$heavy_golden_archs" == *" $arch "* ]]; }; }
 
@@ -222,6 +232,29 @@ check_view_absent() {  # the targets are built without the viewer's server, and 
   [ "$out" = "$want" ] && echo 0 || echo "divergence 0 view in a build without the viewer's server (said '$out')"
 }
 
+compare_commands() {  # wasm32: info, diff, export and regress --jsonl print what the native build prints
+  local c native_out target_out
+  "$native" run --ticks 300 --seed 3 --players 2 --record "$work/commands-b.lsr" >/dev/null
+  for c in "info $work/native.lsr" "diff $work/native.lsr $work/commands-b.lsr" \
+           "export $work/native.lsr --from-tick 10 --to-tick 12 --fields pos_x,vel_y" "diff $work/native.lsr $work/native.lsr"; do
+    # shellcheck disable=SC2086  # the command's words split on purpose
+    native_out=$("$native" $c 2>&1; echo "exit $?")
+    # shellcheck disable=SC2086
+    target_out=$("${target[@]}" $c 2>&1; echo "exit $?")
+    if [ "$native_out" != "$target_out" ]; then
+      echo "divergence 0 \`${c%% *}\` printed what the native build does not"
+      return
+    fi
+  done
+  echo 0
+}
+
+check_network_absent() {  # wasm32 is built without the network, and says so
+  local out want="error: this lockstep was built without the network (LOCKSTEP_NETWORK=OFF): \`host\` needs UDP sockets"
+  out=$("${target[@]}" host --port 0 2>&1 >/dev/null | tail -n 1) || true
+  [ "$out" = "$want" ] && echo 0 || echo "divergence 0 host in a build without the network (said '$out')"
+}
+
 compare_session() {  # a native host and a target peer over loopback UDP
   local port; port=$(free_port)
   local session=(--players 2 --bot --ticks 600 --scene arena --bodies 100 --seed 6)
@@ -256,6 +289,9 @@ fused_functions() {  # object file -> the functions holding a fused multiply-add
 check_float_rules() {  # prints nothing when the rules hold, else what broke
   local probe=$root/tests/cross/contraction_probe.cpp out compiler
   local include=(-I "$root/engine/include")
+  # WebAssembly's floating point is IEEE binary32/64 with round-to-nearest and no fused multiply-add
+  # (only relaxed SIMD has one, and the build does not enable it): nothing to probe.
+  [ "$arch" = wasm32 ] && return
   if [ "$arch" = i686 ]; then
     if out=$("$triple-g++-12" -std=c++20 -fsyntax-only "${include[@]}" "$probe" 2>&1) ||
        ! grep -q 'excess precision' <<<"$out"; then
@@ -285,7 +321,9 @@ check_float_rules() {  # prints nothing when the rules hold, else what broke
 
 # Each target is built while the one before it is compared (the comparisons run one program at a
 # time, the build keeps the other core busy).
-fetch_sodium
+[[ " ${archs[*]} " == *" wasm32 "* ]] && ! command -v node >/dev/null &&
+  { echo "error: wasm32 needs node (Debian's nodejs, which the emscripten package installs)" >&2; exit 2; }
+[ -n "$(printf '%s\n' "${archs[@]}" | grep -vx wasm32)" ] && fetch_sodium
 declare -A build_pid=()
 start_build() { build_target "$1" & build_pid[$1]=$!; }
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
@@ -296,8 +334,11 @@ for i in "${!archs[@]}"; do
   arch=${archs[$i]}
   wait "${build_pid[$arch]}" || exit 2
   [ $((i + 1)) -lt ${#archs[@]} ] && start_build "${archs[$((i + 1))]}"
-  target=(timeout 1200 "$root/build/cross/$arch/tools/lockstep")
-  [ "$arch" != i686 ] && target=(timeout 1200 "qemu-$arch" "$root/build/cross/$arch/tools/lockstep")
+  case $arch in
+    i686) target=(timeout 1200 "$root/build/cross/$arch/tools/lockstep") ;;
+    wasm32) target=(timeout 1200 node "$root/build/wasm/tools/lockstep.js") ;;
+    *) target=(timeout 1200 "qemu-$arch" "$root/build/cross/$arch/tools/lockstep") ;;
+  esac
   work=$root/build/cross/$arch/check
   rm -rf "$work" && mkdir -p "$work"
   triple=$arch-linux-gnu
@@ -320,7 +361,11 @@ for i in "${!archs[@]}"; do
   done
   replays=$(compare_replays || echo "divergence 0 replays (a step failed)")
   while IFS= read -r line; do results+=("$line"); done <<<"$replays"
-  results+=("$(compare_session)")
+  if [ "$arch" = wasm32 ]; then
+    results+=("$(check_network_absent)" "$(compare_commands)")
+  else
+    results+=("$(compare_session)")
+  fi
   if [ "$golden" != 0 ]; then
     wait "$golden_pid" || true
     results+=("$(cat "$work/golden.result")")

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The README's second command, and what CI runs: builds lockstep twice — g++ at -O0 (Debug) and
 # clang++ at -O2 — with warnings as errors, runs every test in both, and has the clang build's
-# tests compare every tick's hash with the g++ -O0 binary. Then builds lockstep for i686,
-# aarch64, riscv64 and s390x (g++ -O3) and compares every hash with the clang++ -O2 build's.
+# tests compare every tick's hash with the g++ -O0 binary; and lockstep in WebAssembly
+# (Emscripten), whose engine the clang build's `view --static` writes and its tests run in Chromium
+# and as an npm package. Then builds lockstep for i686, aarch64, riscv64 and s390x (g++ -O3) and
+# compares every hash of those and of wasm32 (under node) with the clang++ -O2 build's.
 # Each phase's time is printed at the end (also when a phase fails).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,13 +34,18 @@ jobs=$(nproc)
 phase "build: g++ -O0" bash -c "cmake -S . -B build/gcc-debug -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_UNITY_BUILD=ON -DLOCKSTEP_TEST_BEYOND_THE_COMPILER=OFF -DLOCKSTEP_WERROR=ON && cmake --build build/gcc-debug -j $jobs"
 
+# The WebAssembly build (Emscripten) first: the clang build embeds its engine for `view --static`
+# and tests it in Chromium and as an npm package; the cross check compares its hashes.
+phase "build: wasm32 (Emscripten)" ./scripts/build-web-engine.sh build/wasm
+
 phase "build: clang++ -O2" bash -c "cmake -S . -B build/clang-release -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release \
   '-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG' -DCMAKE_UNITY_BUILD=ON -DLOCKSTEP_WERROR=ON \
-  '-DLOCKSTEP_PEER_LOCKSTEP=$PWD/build/gcc-debug/tools/lockstep' && cmake --build build/clang-release -j $jobs"
+  '-DLOCKSTEP_PEER_LOCKSTEP=$PWD/build/gcc-debug/tools/lockstep' \
+  '-DLOCKSTEP_WEB_ENGINE=$PWD/build/wasm/tools/lockstep-web.js' && cmake --build build/clang-release -j $jobs"
 
 echo "== tests: g++ -O0"
 phase "tests: g++ -O0" bash -c "cd build/gcc-debug && ctest -j $jobs --output-on-failure"
 echo "== tests: clang++ -O2 (with the cross-build comparison against g++ -O0)"
 phase "tests: clang++ -O2" bash -c "cd build/clang-release && ctest -j $jobs --output-on-failure"
-echo "== cross-architecture check: the same hashes on s390x, riscv64, aarch64 and i686"
+echo "== cross-architecture check: the same hashes on s390x, riscv64, aarch64, i686 and wasm32"
 phase "cross-architecture check" env LOCKSTEP_NATIVE="$PWD/build/clang-release/tools/lockstep" ./scripts/cross-check.sh

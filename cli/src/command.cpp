@@ -35,17 +35,26 @@ int run_app(CLI::App& app, int argc, char** argv, const int& exit_code) {
     std::fprintf(stderr, "error: unknown command '%s' (try %s --help)\n", argv[1], app.get_name().c_str());
     return k_exit_usage;
   }
+  return run_guarded([&] {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+      std::fprintf(stderr, "error: %s\n", one_line(e.what()).c_str());
+      return k_exit_usage;
+    }
+    return exit_code;
+  });
+}
+
+int run_guarded(const std::function<int()>& f) {
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "error: %s\n", one_line(e.what()).c_str());
-    return k_exit_usage;
+    return f();
   } catch (const CommandError& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", one_line(e.message).c_str());
@@ -55,7 +64,6 @@ int run_app(CLI::App& app, int argc, char** argv, const int& exit_code) {
     std::fprintf(stderr, "error: %s\n", one_line(e.what()).c_str());
     return k_exit_failed;
   }
-  return exit_code;
 }
 
 }  // namespace lockstep::cli

@@ -7,11 +7,10 @@
 #include <fstream>
 #include <sstream>
 
-#include <unistd.h>
-
 #include "lockstep/cli/detail/case_processes.hpp"
 #include "lockstep/cli/detail/regress_reports.hpp"
 #include "lockstep/cli/numbers.hpp"
+#include "lockstep/cli/progress.hpp"
 #include "lockstep/cli/shard.hpp"
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/replay/regular_file.hpp"
@@ -325,7 +324,7 @@ void run_regress(const RegressOptions& options, const CaseKinds& kinds, int* exi
 
   Tally tally;
   std::vector<CaseRecord> records;
-  const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  const bool terminal = stderr_is_terminal();
   CaseProcesses how;
   how.jobs = options.jobs != 0 ? options.jobs : machine_cores();
   how.budget = std::chrono::seconds(options.case_timeout_s);

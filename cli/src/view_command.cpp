@@ -5,6 +5,7 @@
 
 #include "lockstep/cli/numbers.hpp"
 #include "lockstep/cli/stop_signal.hpp"
+#include "lockstep/cli/view_static.hpp"
 
 namespace lockstep::cli::detail {
 
@@ -77,7 +78,10 @@ CLI::App* add_view_options(CLI::App& app, ViewOptions& options) {
   CLI::App* cmd = app.add_subcommand(
       "view", "Watch a replay in a web browser: play, pause, step, scrub; two replays or two desync evidence folders "
               "are overlaid with what differs highlighted");
-  cmd->add_option("files", options.paths, "A replay, two replays, or two desync evidence folders")->required()->expected(1, 2);
+  cmd->add_option("files", options.paths, "A replay, two replays, or two desync evidence folders")->expected(1, 2);
+  cmd->add_option("--static", options.static_dir,
+                  "Write the page and lockstep's WebAssembly engine into this new folder and exit: served by any static web "
+                  "server or opened from disk, it verifies and plays a replay the person opens, with no lockstep server");
   cmd->add_option("--port", options.port,
                   "TCP port to serve the page on (default " + std::to_string(options.port) + "; 0: any free port)")
       ->check(whole_number(0, 65535));
@@ -87,8 +91,25 @@ CLI::App* add_view_options(CLI::App& app, ViewOptions& options) {
   cmd->add_flag("--force", options.force, "Open replays whose simulation compatibility id differs from this build's");
   add_max_state_option(cmd, options.max_state_mb);
   cmd->footer("The server runs until Ctrl-C (exit 0). The page takes ?tick=N to open at a tick, &paused=1, &speed=S "
-              "(0.25 to 8) and &interp=0 (no interpolation between ticks).");
+              "(0.25 to 8) and &interp=0 (no interpolation between ticks); a --static page takes ?replay=URL (same site) "
+              "to open a replay.");
   return cmd;
+}
+
+bool write_static_view_folder(const ViewOptions& options) {
+  if (options.static_dir.empty()) {
+    if (options.paths.empty()) throw CommandError{"view needs a replay, two replays or two evidence folders (or --static DIR)"};
+    return false;
+  }
+  if (!options.paths.empty()) {
+    throw CommandError{"--static writes a page that opens its replays itself: give it no file (then open "
+                       "DIR/index.html?replay=FILE from a server, or choose the file in the page)"};
+  }
+  Result<StaticViewWritten> written = write_static_view(options.static_dir);
+  if (!written) throw CommandError{written.error().message};
+  std::printf("view: wrote %zu files (%s bytes) to %s: serve it with any static web server, or open %s/index.html\n",
+              written->files, with_commas(written->bytes).c_str(), options.static_dir.c_str(), options.static_dir.c_str());
+  return true;
 }
 
 bool view_of_evidence(const ViewOptions& options) {

@@ -1,6 +1,8 @@
-// lockstep's viewer: draws frames the server streams over a WebSocket (protocol: view_protocol.hpp)
-// at the display's rate, blending the two latest ticks with alpha from a fixed-step accumulator,
-// the way the engine's FixedClock does. No build step, no external resources.
+// lockstep's viewer: draws frames at the display's rate, blending the two latest ticks with alpha
+// from a fixed-step accumulator, the way the engine's FixedClock does. The frames come from the
+// server over a WebSocket (protocol: view_protocol.hpp) or, in the folder `view --static` writes,
+// from lockstep's WebAssembly engine in the page (engine.js), which answers the same messages for
+// a replay the person opens. No build step, no external resources.
 'use strict';
 
 const params = new URLSearchParams(location.search);
@@ -19,33 +21,122 @@ const $ = (id) => document.getElementById(id);
 const view = {
   hello: null, frames: new Map(), tick: 0, playing: params.get('paused') !== '1',
   speed: SPEEDS.includes(Number(params.get('speed'))) ? Number(params.get('speed')) : 1,
-  interpolate: params.get('interp') !== '0', accumulator: 0, lastTime: null, pending: null, socket: null,
+  interpolate: params.get('interp') !== '0', accumulator: 0, lastTime: null, pending: null, channel: null,
   drawn: null, displayFrames: 0, displaySince: 0, fps: 0, seekAsked: undefined,
+  static: false,  // a folder of `view --static`: the engine in the page, not a server
   live: null,  // a live session (play, --view): { arrival } of the latest frame, which the server pushes
 };
 
 // --- the connection --------------------------------------------------------------------------
 
+/// What the server (or the engine) says: a JSON text message, or a frame batch.
+function onMessage(data) {
+  try {
+    if (typeof data === 'string') onText(JSON.parse(data));
+    else onFrames(decodeBatch(data));
+  } catch (error) {
+    view.pending = null;
+    setStatus('error', `a message from the ${view.static ? 'engine' : 'server'} did not decode: ${error.message}`);
+  }
+}
+
 function connect() {
+  if (typeof window.lockstepEngineChannel === 'function') return openStatic();
   const socket = new WebSocket(`ws://${location.host}/ws`);
   socket.binaryType = 'arraybuffer';
-  socket.onmessage = (event) => {
-    try {
-      if (typeof event.data === 'string') onText(JSON.parse(event.data));
-      else onFrames(decodeBatch(event.data));
-    } catch (error) {
-      view.pending = null;
-      setStatus('error', `a message from the server did not decode: ${error.message}`);
-    }
-  };
+  socket.onmessage = (event) => onMessage(event.data);
   socket.onclose = () => {
     if (document.body.dataset.state !== 'ended') setStatus('error', 'the server closed the connection');
   };
-  view.socket = socket;
+  view.channel = { ready: () => socket.readyState === WebSocket.OPEN, send: (buffer) => socket.send(buffer) };
+}
+
+// --- a static folder: the person opens a replay, the engine in the page verifies it -------------
+
+function openStatic() {
+  view.static = true;
+  view.channel = window.lockstepEngineChannel(onMessage);
+  $('open').hidden = false;
+  $('open-file').onchange = () => { if ($('open-file').files.length) openFile($('open-file').files[0]); };
+  document.addEventListener('dragover', (event) => event.preventDefault());
+  document.addEventListener('drop', (event) => {
+    event.preventDefault();
+    if (event.dataTransfer.files.length) openFile(event.dataTransfer.files[0]);
+  });
+  const url = params.get('replay');
+  if (url === null) return setStatus('waiting', 'open a replay (.lsr): choose a file or drop one on the page');
+  let target;
+  try {
+    target = new URL(url, location.href);
+  } catch (error) {
+    return setStatus('error', `?replay=${url} is not a URL`);
+  }
+  if (target.origin !== location.origin) return setStatus('error', `?replay= loads a replay from this page's own site only, not ${target.origin}`);
+  setStatus('loading', `loading ${url}…`);
+  const name = target.pathname.split('/').pop() || url;
+  fetch(target).then((response) => {
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    return readBounded(response, name);
+  }).then((bytes) => openBytes(name, bytes))
+    .catch((error) => setStatus('error', `cannot load ${url}: ${error.message}`));
+}
+
+/// A response's body, refused as soon as it passes what the page opens (whatever its headers say).
+async function readBounded(response, name) {
+  const limit = view.channel.maxBytes;
+  const reader = response.body.getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      reader.cancel();
+      throw new Error(`${name} is more than ${limit} bytes, the most this page opens`);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) { bytes.set(chunk, at); at += chunk.byteLength; }
+  return bytes.buffer;
+}
+
+function openFile(file) {
+  if (file.size > view.channel.maxBytes) {
+    return setStatus('error', `${file.name} is ${file.size} bytes, more than the ${view.channel.maxBytes} this page opens`);
+  }
+  setStatus('loading', `reading ${file.name}…`);
+  file.arrayBuffer().then((bytes) => openBytes(file.name, bytes))
+    .catch((error) => setStatus('error', `cannot read ${file.name}: ${error.message}`));
+}
+
+function openBytes(name, bytes) {
+  view.hello = null;
+  view.frames.clear();
+  view.pending = null;
+  $('verdict').textContent = '';
+  delete document.body.dataset.verdict;
+  setStatus('verifying', `verifying ${name}: re-simulating every tick…`);
+  view.channel.open(name, bytes);
+}
+
+/// The engine's verdict: the lines `lockstep replay NAME` prints (its notes, then its last line).
+function onVerdict(verdict) {
+  const lines = [...verdict.err, ...verdict.out];
+  const last = verdict.out.length ? verdict.out[verdict.out.length - 1] : verdict.err[verdict.err.length - 1] || '';
+  $('verdict').textContent = lines.join('\n');
+  document.body.dataset.verdict = last;
+  document.body.dataset.verdictCode = verdict.code;
+  document.body.dataset.verifySeconds = verdict.seconds.toFixed(3);
+  if (verdict.code === 2) setStatus('error', last);
 }
 
 function onText(message) {
   if (message.type === 'hello') return onHello(message);
+  if (message.type === 'verdict') return onVerdict(message);
+  if (message.type === 'progress') return setStatus('verifying', `${message.label}: tick ${message.done} of ${message.total}`);
   if (message.type === 'status') return onStatus(message);
   if (message.type === 'error') {
     // The request it answers is over: the next move of the playhead asks again.
@@ -56,6 +147,8 @@ function onText(message) {
 
 function onHello(hello) {
   view.hello = hello;
+  view.frames.clear();
+  view.drawn = null;
   const base = (path) => path.replace(/\/+$/, '').split('/').pop();
   $('title').textContent = `${hello.mode} · ${hello.files.map(base).join(' vs ')} · ${hello.simulation}`;
   $('title').title = hello.files.join('\n');
@@ -77,7 +170,8 @@ function onHello(hello) {
   }
   const wanted = Number(params.get('tick'));
   seek(Number.isFinite(wanted) && params.has('tick') ? wanted : hello.start_tick);
-  setStatus('ready', hello.drawable ? '' : 'this simulation has no draw hook: timeline, hashes and inputs only');
+  setStatus('ready', hello.drawable ? (view.static ? document.body.dataset.verdict : '')
+                                    : 'this simulation has no draw hook: timeline, hashes and inputs only');
 }
 
 function showDivergence(divergence) {
@@ -135,6 +229,8 @@ function decodeBatch(buffer) {
 
 function onFrames(frames) {
   view.pending = null;
+  // Between opening another replay and its hello, a batch still on its way belongs to the old one.
+  if (!view.hello) return;
   if (view.live) {
     // Live frames arrive once per tick: the newest is the playhead, blended in from the one before.
     for (const frame of frames) view.frames.set(frame.tick, frame);
@@ -159,7 +255,7 @@ function prune() {
 
 /// Asks for the next window of frames when fewer than a window lie ahead (one request at a time).
 function requestAhead() {
-  if (!view.hello || view.pending || view.live || view.socket.readyState !== WebSocket.OPEN) return;
+  if (!view.hello || view.pending || view.live || !view.channel.ready()) return;
   let from = Math.max(view.hello.start_tick, view.tick - 1);
   while (view.frames.has(from) && from <= view.hello.last_tick) ++from;
   if (from > view.hello.last_tick || from > view.tick + WINDOW) return;
@@ -169,7 +265,7 @@ function requestAhead() {
   message.setBigUint64(1, BigInt(from), true);
   message.setUint16(9, count, true);
   view.pending = { from, count };
-  view.socket.send(message.buffer);
+  view.channel.send(message.buffer);
 }
 
 function seek(tick) {
@@ -430,7 +526,7 @@ function setKeys(keys) {
   if (keys === held) return;
   held = keys;
   $('keys-held').textContent = KEY_NAMES.filter((_, bit) => keys & (1 << bit)).join(' + ') || 'none';
-  if (view.socket && view.socket.readyState === WebSocket.OPEN) view.socket.send(new Uint8Array([2, keys]));
+  if (view.channel && view.channel.ready() && !view.static) view.channel.send(new Uint8Array([2, keys]).buffer);
 }
 
 function onKey(event, down) {

@@ -24,6 +24,10 @@ struct Nudge {
   std::uint32_t substep = 0;       ///< from 0
   std::string phase;
   bool abort = false;  ///< abort the process there instead (a case that crashes)
+  /// When not 0, the nudged step is instead this process's at_step-th step of any NudgedWorld (for a
+  /// recording made from the start by `run`, that is tick at_step; a test without the state's hash).
+  std::uint64_t at_step = 0;
+  std::uint64_t steps_taken = 0;
 };
 
 class NudgedWorld {
@@ -51,8 +55,9 @@ class NudgedWorld {
   [[nodiscard]] std::uint32_t players() const { return world_.players(); }
   Status step(std::span<const ButtonInput> inputs) { return step(inputs, nullptr); }
   Status step(std::span<const ButtonInput> inputs, StepProbe* probe) {
-    const Nudge& n = nudge();
-    if (n.phase.empty() || canonical_hash(world_) != n.target_state) return world_.step(inputs, probe);
+    Nudge& n = nudge();
+    const bool here = n.at_step != 0 ? ++n.steps_taken == n.at_step : canonical_hash(world_) == n.target_state;
+    if (n.phase.empty() || !here) return world_.step(inputs, probe);
     Nudging nudging(world_, n, probe);
     return world_.step(inputs, &nudging);
   }

@@ -1,7 +1,8 @@
 // `nudged_world`: the command line of the built-in world as a build that simulates differently
 // inside one phase of one substep (support/nudged_world.hpp), chosen by LOCKSTEP_TEST_NUDGE =
 // "STATE_HASH:SUBSTEP:PHASE" (the hash of the world state the nudged step starts from, in hex;
-// the substep from 1), or "…:PHASE:abort" to abort the process there (a case that crashes).
+// the substep from 1), or "…:PHASE:abort" to abort the process there (a case that crashes);
+// "@N:SUBSTEP:PHASE" nudges the process's N-th step instead (tick N of a `run` from the start).
 // Without it, the world unchanged.
 
 #include <cstdio>
@@ -32,7 +33,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     lockstep::testing::Nudge& nudge = lockstep::testing::NudgedWorld::nudge();
-    nudge.target_state = std::stoull(text.substr(0, a), nullptr, 16);
+    if (text[0] == '@') nudge.at_step = std::stoull(text.substr(1, a - 1));
+    else nudge.target_state = std::stoull(text.substr(0, a), nullptr, 16);
     nudge.substep = static_cast<std::uint32_t>(std::stoul(text.substr(a + 1, b - a - 1)) - 1);
     nudge.phase = text.substr(b + 1);
     if (const std::size_t c = nudge.phase.find(':'); c != std::string::npos) {

@@ -4,6 +4,7 @@
 /// those lines and codes. `cli::main` (cli.hpp) uses them; a program that adds commands of its
 /// own (through its simulation's hooks) uses them too.
 
+#include <functional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -28,5 +29,9 @@ struct CommandError {
 /// `error:` for bad arguments or an unknown command, a CommandError's code with its message, 1
 /// for any other exception. A bare program name prints the usage and exits 2.
 int run_app(CLI::App& app, int argc, char** argv, const int& exit_code);
+
+/// Runs `f` and returns its exit code; what it throws is printed as a command's is (`error: …`,
+/// one line, on stderr) and becomes the exit code: a CommandError's code, 1 for anything else.
+int run_guarded(const std::function<int()>& f);
 
 }  // namespace lockstep::cli

@@ -1,12 +1,17 @@
 #pragma once
 // Progress of long work on stderr: ticks done, ticks per second and time left, redrawn a few
-// times a second — only when stderr is a terminal, so logs and pipes stay clean.
+// times a second — only when stderr is a terminal, so logs and pipes stay clean. In WebAssembly,
+// a JavaScript host that sets Module.onProgress(label, done, total) is told instead (the page).
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 
 namespace lockstep::cli {
+
+/// Whether stderr is a terminal a person watches. Under node (WebAssembly) this asks node's
+/// process.stderr.isTTY: Emscripten's own isatty() says yes for every standard stream.
+bool stderr_is_terminal();
 
 class Progress {
  public:

@@ -61,22 +61,17 @@ CLI::App* add_replay_options(CLI::App& app, ReplayOptions& options);
 void report_replay(const replay::PlayOutcome& outcome, std::uint64_t ticks, std::uint64_t final_hash,
                    const std::optional<replay::PhaseDivergence>& phase, int* exit_code);
 
-
+/// Plays ticks `from` to `to` of an opened replay, verifying every recorded hash, and prints
+/// what `replay` prints (notes on stderr, the verdict last on stdout), showing its progress.
+/// Shared by `replay` and the browser's engine (replay_engine.hpp), so both say the same.
 template <Simulation S>
-void replay_command(const ReplayOptions& options, replay::ReplayFile file, int* exit_code) {
-  note_truncation(options.path, file);
-  replay::Player<S> player = open_or_throw<S>(std::move(file), options.force, options.max_state_mb);
-  const auto [from, to] = tick_range(player.start_tick(), player.last_tick(), options.from_option, options.from_tick,
-                                     options.to_option, options.to_tick);
-  if (from == to && options.from_option->count() > 0) {
-    throw CommandError{"--from-tick and --to-tick are both " + std::to_string(from) + ": an empty range, nothing to play"};
-  }
+void verify_replay_range(replay::Player<S>& player, std::uint64_t from, std::uint64_t to, Progress& progress,
+                         int* exit_code) {
   if (std::optional<replay::Desync> start = player.check_start()) {
     print_desync(*start);
     *exit_code = k_exit_failed;
     return;
   }
-  Progress progress("replay", to);
   auto report = [&progress](std::uint64_t tick) { progress.update(tick & ~std::uint64_t{255}); };
   Result<replay::PlayOutcome> outcome = player.seek(from, report);
   if (outcome) note_distrusted_keyframes(*outcome, from);
@@ -87,6 +82,19 @@ void replay_command(const ReplayOptions& options, replay::ReplayFile file, int* 
   const std::optional<replay::PhaseDivergence> phase =
       outcome->desync ? replay::phase_of_desync(player, outcome->desync->tick) : std::nullopt;
   report_replay(*outcome, to - from, final_hash, phase, exit_code);
+}
+
+template <Simulation S>
+void replay_command(const ReplayOptions& options, replay::ReplayFile file, int* exit_code) {
+  note_truncation(options.path, file);
+  replay::Player<S> player = open_or_throw<S>(std::move(file), options.force, options.max_state_mb);
+  const auto [from, to] = tick_range(player.start_tick(), player.last_tick(), options.from_option, options.from_tick,
+                                     options.to_option, options.to_tick);
+  if (from == to && options.from_option->count() > 0) {
+    throw CommandError{"--from-tick and --to-tick are both " + std::to_string(from) + ": an empty range, nothing to play"};
+  }
+  Progress progress("replay", to);
+  verify_replay_range(player, from, to, progress, exit_code);
 }
 
 // --- info ------------------------------------------------------------------------------------

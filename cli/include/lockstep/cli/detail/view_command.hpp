@@ -241,12 +241,16 @@ struct ViewOptions {
   std::vector<std::string> paths;
   std::string listen = ViewServerConfig{}.listen_address;
   std::uint16_t port = k_default_view_port;
+  std::string static_dir;  ///< --static DIR: write the static page there instead of serving
   bool force = false;
   std::uint64_t max_state_mb = replay::k_default_max_state_bytes >> 20;
 };
 
 /// Registers `view` and its options; returns it for its callback.
 CLI::App* add_view_options(CLI::App& app, ViewOptions& options);
+
+/// `--static DIR`: writes the folder and returns true; without it checks that files were given.
+bool write_static_view_folder(const ViewOptions& options);
 
 /// Checks the paths `view` was given (and --listen); returns whether they are evidence folders.
 bool view_of_evidence(const ViewOptions& options);
@@ -317,6 +321,10 @@ ReplayView<S> open_view(const ViewOptions& options, bool evidence) {
 
 template <class Sims>
 void view_command(const ViewOptions& options, int* exit_code) {
+  if (write_static_view_folder(options)) {
+    *exit_code = k_exit_ok;
+    return;
+  }
   const bool evidence = view_of_evidence(options);
   const replay::ReplayFile first = read_or_throw(evidence ? options.paths[0] + "/replay.lsr" : options.paths[0]);
   Sims::with(first.header.simulation, [&]<class S>() {
