@@ -401,12 +401,16 @@ TEST_CASE("with --on-desync resync a peer perturbed at tick 300 is resynced: eve
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
+  // The subject is resyncing, not timeouts: on a loaded machine the state's transfer in a debug
+  // build has taken over 5 s, the default silence after which the host drops the players.
+  const std::string timeout_ms = "30000";
   RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "3", "--bot", "--ticks", "900", "--tick-rate",
-                                   k_fast_rate, "--on-desync", "resync", "--evidence-dir", dir.path()});
+                                   k_fast_rate, "--on-desync", "resync", "--evidence-dir", dir.path(), "--timeout-ms", timeout_ms});
   REQUIRE(host.wait_for("host: session"));
-  RunningProcess honest(k_lockstep, {"join", at, "--bot", "--evidence-dir", dir.path()});
+  RunningProcess honest(k_lockstep, {"join", at, "--bot", "--evidence-dir", dir.path(), "--timeout-ms", timeout_ms});
   RunningProcess perturbed(k_lockstep, {"join", at, "--bot", "--debug-perturb-tick", "300", "--evidence-dir", dir.path(),
-                                        "--record", dir.file("perturbed.lsr"), "--stats-json", dir.file("perturbed.json")});
+                                        "--record", dir.file("perturbed.lsr"), "--stats-json", dir.file("perturbed.json"),
+                                        "--timeout-ms", timeout_ms});
   const std::vector<ProcessResult> results = {host.finish(), honest.finish(), perturbed.finish()};
   std::vector<std::string> evidence;
   for (const ProcessResult& r : results) {

@@ -120,8 +120,20 @@ TEST_CASE("a recording killed at any moment keeps every complete chunk and plays
 TEST_CASE("SIGINT and SIGTERM end a recording cleanly with nothing lost", "[tools][replay][signals]") {
   for (int signal_number : {SIGINT, SIGTERM}) {
     TempDir dir;
-    RunningProcess recording(k_lockstep, {"run", "--ticks", "100000000", "--bodies", "200", "--record", dir.file("s.lsr")});
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    RunningProcess recording(k_lockstep, {"run", "--ticks", "100000000", "--bodies", "200", "--record", dir.file("s.lsr"),
+                                          "--hash-log", dir.file("h.log")});
+    // Signalled once it is stepping, whatever the machine's load (a signal during the set-up, before
+    // the run catches signals, ends it as any program): the hash log's first buffer reaches the
+    // disk after some hundred ticks.
+    const auto hashes_written = [&] {
+      std::error_code missing;
+      const std::uintmax_t size = std::filesystem::file_size(dir.file("h.log"), missing);
+      return !missing && size > 0;
+    };
+    for (int waited_ms = 0; waited_ms < 120'000 && !hashes_written(); waited_ms += 20) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE(hashes_written());
     recording.signal(signal_number);
     const ProcessResult stopped = recording.finish();
     INFO("signal " << signal_number << ": " << stopped.out << stopped.err);
