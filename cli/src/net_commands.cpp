@@ -10,6 +10,7 @@
 #include "lockstep/cli/detail/net_flags.hpp"
 #include "lockstep/cli/numbers.hpp"
 #include "lockstep/net/credential_files.hpp"
+#include "lockstep/net/delay_controller.hpp"
 #include "lockstep/net/host_port.hpp"
 #include "lockstep/net/invite_code.hpp"
 #include "lockstep/net/packet_protection.hpp"
@@ -69,6 +70,11 @@ void add_host_options(CLI::App* cmd, HostFlags& o, const NetHooks& hooks) {
                   "Input delay: D ticks (0 to 60), or auto, the smallest that keeps every player from stalling, "
                   "adapted to the measured round trips (default " + o.input_delay + ")")
       ->check(CLI::IsMember({"auto"}) | whole_number(0, 60));
+  cmd->add_option("--rollback", o.rollback,
+                  "Prediction and rollback: players step up to W ticks (0 to " + std::to_string(net::k_max_prediction_window) +
+                      ") ahead of the confirmed ticks, predicting the others' inputs, and re-simulate when they differ; "
+                      "the input delay becomes the local delay (auto: the round trip's less W). 0: lockstep (default)")
+      ->check(whole_number(0, net::k_max_prediction_window));
   cmd->add_option("--tick-rate", o.tick_rate_hz,
                   "Ticks per second; every participant paces by it (default " + std::to_string(o.tick_rate_hz) + ")")
       ->check(whole_number(1, 1000));
@@ -163,6 +169,9 @@ net::HostConfig host_config(const HostFlags& o) {
   // auto: the configuration's first delay (its ticks are neutral); the host then adapts it to the players.
   host.adaptive_delay = o.input_delay == "auto";
   if (!host.adaptive_delay) host.input_delay = static_cast<std::uint32_t>(std::stoul(o.input_delay));
+  host.prediction_window = o.rollback;
+  // With prediction an adaptive delay starts at the local delay's floor: lowering it takes 3 s.
+  if (host.adaptive_delay && o.rollback != 0) host.input_delay = net::DelayController::k_prediction_floor;
   host.tick_rate_hz = o.tick_rate_hz;
   host.notify_after = std::chrono::milliseconds(o.notify_ms);
   host.timeout_after = std::chrono::milliseconds(o.session.timeout_ms);
@@ -264,6 +273,7 @@ std::string describe_host(const net::SessionParameters& p, std::uint16_t port, c
          std::to_string(p.end_tick) + " ticks at " + std::to_string(p.tick_rate_hz) + " Hz, input delay " +
          (host.adaptive_delay ? "auto (adapts to the round trips; " + std::to_string(p.input_delay) + " to start)"
                               : std::to_string(p.input_delay)) +
+         (p.prediction_window != 0 ? ", rollback " + std::to_string(p.prediction_window) : std::string()) +
          (o.start_with != 0 && o.start_with < p.players ? ", starts with " + std::to_string(o.start_with) : std::string()) +
          (host.resync ? ", resyncs on a desync" : "") + ", netsim " + net::describe(netsim);
 }

@@ -11,7 +11,9 @@ std::optional<std::uint32_t> DelayController::needed(std::optional<double> slowe
   if (!slowest_rtt_ms) return std::nullopt;
   const double tick_ms = 1000.0 / std::max<std::uint32_t>(1, tick_rate_hz_);
   const double ticks = std::ceil(*slowest_rtt_ms / tick_ms + k_margin_ticks);
-  return static_cast<std::uint32_t>(std::clamp(ticks, 0.0, static_cast<double>(k_max_input_delay)));
+  const auto lockstep = static_cast<std::uint32_t>(std::clamp(ticks, 0.0, static_cast<double>(k_max_input_delay)));
+  if (prediction_window_ == 0) return lockstep;
+  return std::max(k_prediction_floor, lockstep > prediction_window_ ? lockstep - prediction_window_ : 0);
 }
 
 std::optional<std::uint32_t> DelayController::review(Instant now, std::optional<double> slowest_rtt_ms,

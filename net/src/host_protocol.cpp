@@ -41,11 +41,12 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
       admission_(config_.test_key_seed, config_.random, config_.players, config_.relay),
       host_key_(admission_.random_bytes32()),
       inputs_(config_.players, config_.neutral_input, config_.input_delay),
-      delay_(config_.tick_rate_hz) {
+      delay_(config_.tick_rate_hz, config_.prediction_window) {
   LOCKSTEP_ASSERT(config_.players >= 1 && config_.players <= k_max_session_players);
   LOCKSTEP_ASSERT(config_.input_bytes >= 1 && config_.neutral_input.size() == config_.input_bytes);
   set_parameters({config_.players, config_.input_bytes, config_.tick_rate_hz, config_.input_delay, config_.end_tick,
-                  config_.seed, config_.relay ? k_no_slot : std::uint8_t{0}, admission_.random_u64()});
+                  config_.seed, config_.relay ? k_no_slot : std::uint8_t{0}, admission_.random_u64(),
+                  config_.prediction_window});
   start_ticks(0);
   start_delay(config_.input_delay);
   set_own_inputs_from(config_.relay ? 0 : config_.input_delay + 1ull);
@@ -288,11 +289,16 @@ void HostProtocol::handle_update(Connection& c, const Endpoint& from, std::span<
 void HostProtocol::take_inputs(Connection& c, const Update& u) {
   // Inputs count only once the session is under way: none can be for a slot's next holder.
   if (c.is_late() || slots()[c.slot].state == SlotState::gone || state_ == HostState::waiting) return;
-  // A player produces its input for t + D + 1 once it has stepped t ≤ what the host relayed.
-  const std::uint64_t limit = std::min(config_.end_tick, ticks().known_through() + widest_delay() + 1);
+  // A player produces its input for t + D + 1 once its clock reaches t: at most what the host
+  // relayed, or W ticks past it with prediction.
+  const std::uint64_t limit =
+      std::min(config_.end_tick, ticks().known_through() + widest_delay() + 1 + config_.prediction_window);
   const InputAssembly::Taken taken = inputs_.take(c.slot, u.inputs_first_tick, u.inputs, limit, config_.valid_input);
   for (std::uint32_t i = 0; i < taken.invalid; ++i) drop(DropReason::invalid_input);
   if (taken.far_ahead) drop(DropReason::far_ahead);
+  if (predicts() && state_ == HostState::running && !u.inputs.empty()) {
+    phases_.observe(c.slot, inputs_.held_through(c.slot), now_, c.rtt.median_ms().value_or(0.0));
+  }
 }
 
 void HostProtocol::take_hashes(Connection& c, const Update& u, std::uint64_t number) {
@@ -371,6 +377,7 @@ void HostProtocol::diverged(Connection& c, std::uint64_t tick) {
 
 void HostProtocol::add_local_input(std::uint64_t tick, std::span<const std::byte> input) {
   if (parameters().slot == k_no_slot || !inputs_.take_own(tick, input)) return;
+  if (predicts() && state_ == HostState::running) phases_.observe(parameters().slot, tick, now_, 0.0);
   assemble_ticks();
 }
 
@@ -456,8 +463,9 @@ void HostProtocol::send_relay(Connection& c, Instant now) {
   }
   m.running = state_ == HostState::running || state_ == HostState::ending;
   if (RttMeter::timing_due(c.sends++)) m.timing = c.rtt.outgoing(now);
+  if (c.is_player()) m.lead = phases_.lead(c.slot, now);
   const auto relay = [&](std::vector<std::byte>& out, const Header& h) {
-    write_relay(out, h, m, config_.players, config_.input_bytes);
+    write_relay(out, h, m, {config_.players, config_.input_bytes, predicts()});
   };
   send_sealed(c, MessageType::relay, relay);
   // A candidate address gets the same relay, sealed on its own, with the challenge: for as long
@@ -493,6 +501,7 @@ void HostProtocol::depart(Connection& c, Departure how) {
   // The host alone decides from which tick a departed player's input is neutral, and relays it.
   const std::uint64_t neutral_from = inputs_.held_through(c.slot) + 1;
   set_slot(c.slot, {SlotState::gone, neutral_from, 0});
+  phases_.forget(c.slot);
   if (neutral_from <= config_.end_tick) emit(event::Gone{c.slot, neutral_from, by_goodbye});
   // A relay host with no player left has nothing more to relay: the session ends here, unless
   // every tick is assembled already (the players finished): then the spectators get them all first.
@@ -604,6 +613,7 @@ void HostProtocol::poll_countdown(Instant now) {
   review_delay(now);
   if (now >= *start_time()) {
     state_ = HostState::running;
+    phases_.start(*start_time(), config_.tick_rate_hz);
     known_advanced_at_ = now;
     sent(now - tick_period(), now);
     emit(event::SessionStarted{});
@@ -674,7 +684,8 @@ void HostProtocol::review_delay(Instant now) {
   // hears of it before it steps there.
   const std::uint64_t from = state_ == HostState::countdown
                                  ? 1
-                                 : ticks().known_through() + std::max(widest_delay(), *delay) + notice_ticks() + 1;
+                                 : ticks().known_through() + std::max(widest_delay(), *delay) +
+                                       config_.prediction_window + notice_ticks() + 1;
   if (from > config_.end_tick) return;  // the session ends first
   change_delay(*delay, from);
   ++slots_version_;  // the table carries the delay to everyone, acknowledged like slot changes

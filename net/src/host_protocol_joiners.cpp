@@ -133,7 +133,9 @@ void HostProtocol::activate(Connection& c) {
   // Far enough ahead that the player has heard of it (and caught up) before its input is due;
   // until then the slot's input is neutral.
   const std::uint64_t known = ticks().known_through();
-  const std::uint64_t from = std::max(known + widest_delay() + notice_ticks(), inputs_.held_through(c.slot)) + 1;
+  // With prediction every player's clock may run W ticks past what is known.
+  const std::uint64_t from =
+      std::max(known + widest_delay() + config_.prediction_window + notice_ticks(), inputs_.held_through(c.slot)) + 1;
   inputs_.neutral_until(c.slot, from, known);
   set_slot(c.slot, {SlotState::active, 0, from});
   emit(event::PlayerJoined{c.slot, from});
@@ -164,6 +166,7 @@ void HostProtocol::welcome(Connection& c, Instant now) {
   w.late = c.joined_late;
   w.resync = config_.resync;
   w.reconnect_key = c.is_player() ? admission_.slot_key(c.slot) : 0;
+  w.prediction_window = static_cast<std::uint8_t>(config_.prediction_window);
   // Sealed once under the handshake's keys, with a random nonce: a welcome sent again, or one
   // that follows a refusal of the same connect, never repeats one.
   std::vector<std::byte>& out = outbox().next(c.endpoint);

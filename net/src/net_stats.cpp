@@ -1,6 +1,7 @@
 #include "lockstep/net/net_stats.hpp"
 
 #include <cstdio>
+#include <string>
 
 namespace lockstep::net {
 
@@ -11,6 +12,10 @@ std::string optional_ms(const std::optional<double>& ms, int decimals = 1) {
   char text[32];
   std::snprintf(text, sizeof text, "%.*f", decimals, *ms);
   return text;
+}
+
+std::string optional_ticks(const std::optional<std::uint64_t>& ticks) {
+  return ticks ? std::to_string(*ticks) : "null";
 }
 
 }  // namespace
@@ -40,6 +45,11 @@ std::string stats_json(const NetStats& s) {
          ", \"state_ms\": " + optional_ms(s.state_ms) + ", \"caught_up_ms\": " + optional_ms(s.caught_up_ms) + ", \"playing_ms\": " + optional_ms(s.playing_ms) +
          ", \"desyncs\": " + std::to_string(s.desyncs) + ", \"resync_bytes\": " + std::to_string(s.resync_bytes) +
          ", \"resync_ms\": " + optional_ms(s.resync_ms) +
+         ", \"prediction_window\": " + std::to_string(s.prediction_window) +
+         ", \"prediction_max\": " + std::to_string(s.prediction_max) + ", \"rollbacks\": " + std::to_string(s.rollbacks) +
+         ", \"resimulated_ticks\": " + std::to_string(s.resimulated_ticks) +
+         ", \"input_latency_p50_ticks\": " + optional_ticks(s.input_latency_p50_ticks) +
+         ", \"input_latency_p99_ticks\": " + optional_ticks(s.input_latency_p99_ticks) +
          ", \"dropped\": {" + dropped +
          "}}\n";
 }
@@ -55,11 +65,24 @@ std::string stats_line(const NetStats& s, const NetStats* since, double seconds)
   auto amount = [&](std::uint64_t now, std::uint64_t before) {
     return rates ? static_cast<double>(now - before) / seconds : static_cast<double>(now);
   };
-  char line[400];
-  std::snprintf(line, sizeof line, "tick %llu, rtt %.1f ms, input delay %u, %s %llu, sent %.0f dgrams%s %.1f KB%s, "
+  char prediction[160] = "";
+  if (s.input_latency_p50_ticks && s.input_latency_p99_ticks) {
+    std::snprintf(prediction, sizeof prediction, ", latency %llu/%llu ticks",
+                  static_cast<unsigned long long>(*s.input_latency_p50_ticks),
+                  static_cast<unsigned long long>(*s.input_latency_p99_ticks));
+  }
+  if (s.prediction_window != 0) {
+    const std::size_t used = std::char_traits<char>::length(prediction);
+    std::snprintf(prediction + used, sizeof prediction - used, ", prediction %llu/%u, rollbacks %.0f%s",
+                  static_cast<unsigned long long>(s.prediction_max), s.prediction_window,
+                  amount(s.rollbacks, rates ? since->rollbacks : 0), rates ? "/s" : "");
+  }
+  char line[560];
+  std::snprintf(line, sizeof line, "tick %llu, rtt %.1f ms, input delay %u, %s %llu%s, sent %.0f dgrams%s %.1f KB%s, "
                 "received %.0f dgrams%s %.1f KB%s, dropped %s",
                 static_cast<unsigned long long>(s.ticks), s.rtt_ms.value_or(0.0), s.input_delay,
                 s.paced ? "stalls" : "behind", static_cast<unsigned long long>(s.paced ? s.stall_ticks : s.behind_ticks),
+                prediction,
                 amount(s.datagrams_sent, rates ? since->datagrams_sent : 0), rates ? "/s" : "",
                 amount(s.bytes_sent, rates ? since->bytes_sent : 0) / 1024.0, rates ? "/s" : "",
                 amount(s.datagrams_received, rates ? since->datagrams_received : 0), rates ? "/s" : "",

@@ -200,7 +200,8 @@ void PeerProtocol::handle_welcome(const Header& h, const Welcome& w, Instant now
     say_goodbye();  // so that the host frees the slot at once
     return stop(Outcome::refused, why);
   }
-  set_parameters({w.players, w.input_bytes, w.tick_rate_hz, w.input_delay, w.end_tick, w.seed, w.slot, w.session});
+  set_parameters(
+      {w.players, w.input_bytes, w.tick_rate_hz, w.input_delay, w.end_tick, w.seed, w.slot, w.session, w.prediction_window});
   start_ticks(w.start_tick);
   if (w.start_tick != 0) {
     // A late joiner: the state at start_tick follows in pieces; the ticks after it in relays.
@@ -227,7 +228,8 @@ void PeerProtocol::handle_welcome(const Header& h, const Welcome& w, Instant now
 }
 
 void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now) {
-  const Decoded<Relay> r = read_relay(datagram, parameters().players, parameters().input_bytes);
+  const Decoded<Relay> r =
+      read_relay(datagram, {parameters().players, parameters().input_bytes, parameters().prediction_window != 0});
   if (!r) return drop(r.drop);
   const bool omitted = own_slot_omitted();
   if (r->own_slot_omitted != omitted) return drop(DropReason::malformed);
@@ -235,7 +237,10 @@ void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now
     set_start_time(now);
     state_ = PeerState::running;
   }
-  if (r->timing) rtt_.on_timing(*r->timing, now);
+  if (r->timing) {
+    rtt_.on_timing(*r->timing, now);
+    lead_ = r->lead;
+  }
   path_response_ = r->path_challenge;  // echoed while the host asks
   take_slots(*r);  // first: it may say from which tick this player plays
   const std::size_t stride = (parameters().players - (omitted ? 1 : 0)) * parameters().input_bytes;

@@ -20,8 +20,9 @@ struct EventLine {
     return name + ": joined session " + hash_hex(p.session) +
            (p.slot == k_no_slot ? " as a spectator" : " as player " + std::to_string(p.slot)) + ", " +
            std::to_string(p.players) + " players, " + std::to_string(p.end_tick) + " ticks at " +
-           std::to_string(p.tick_rate_hz) + " Hz, input delay " + std::to_string(p.input_delay) + ", netsim " +
-           describe(netsim);
+           std::to_string(p.tick_rate_hz) + " Hz, input delay " + std::to_string(p.input_delay) +
+           (p.prediction_window != 0 ? ", rollback " + std::to_string(p.prediction_window) : std::string()) +
+           ", netsim " + describe(netsim);
   }
   std::string operator()(const event::PlayerJoined& e) const {
     const std::string tick = std::to_string(e.plays_from_tick);

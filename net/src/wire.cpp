@@ -26,6 +26,7 @@ constexpr std::uint8_t k_relay_flags = k_has_timing | k_has_inputs | k_has_slots
 // Welcome flags.
 constexpr std::uint8_t k_late = 1u << 0;
 constexpr std::uint8_t k_resync = 1u << 1;
+constexpr std::uint8_t k_predicts = 1u << 2;
 
 /// Unsigned LEB128.
 void varint(ByteWriter& w, std::uint64_t v) {
@@ -212,8 +213,10 @@ void write_welcome(std::vector<std::byte>& out, const Header& h, const Welcome& 
     varint(w, m.state_bytes);
     w.u64(m.state_hash);
   }
-  w.u8(static_cast<std::uint8_t>((m.late ? k_late : 0) | (m.resync ? k_resync : 0)));
+  w.u8(static_cast<std::uint8_t>((m.late ? k_late : 0) | (m.resync ? k_resync : 0) |
+                                 (m.prediction_window != 0 ? k_predicts : 0)));
   w.u64(m.reconnect_key);
+  if (m.prediction_window != 0) w.u8(m.prediction_window);
 }
 
 void write_refuse(std::vector<std::byte>& out, const Header& h, const Refuse& m) {
@@ -272,8 +275,9 @@ void write_update(std::vector<std::byte>& out, const Header& h, const Update& m,
   if (m.path_response) w.u64(*m.path_response);
 }
 
-void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, std::uint32_t players,
-                 std::uint32_t input_bytes) {
+void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, const RelayShape& shape) {
+  const std::uint32_t players = shape.players;
+  const std::uint32_t input_bytes = shape.input_bytes;
   ByteWriter w = start_datagram(out, h, MessageType::relay);
   const bool inputs = !m.inputs.empty();
   w.u8(static_cast<std::uint8_t>((m.timing ? k_has_timing : 0) | (inputs ? k_has_inputs : 0) |
@@ -307,6 +311,7 @@ void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, s
     w.u64(m.resync->hash);
   }
   write_timing(w, m.timing);
+  if (m.timing && shape.predicts) w.u8(static_cast<std::uint8_t>(m.lead));
   if (m.path_challenge) w.u64(*m.path_challenge);
 }
 
@@ -452,10 +457,14 @@ Decoded<Welcome> read_welcome(std::span<const std::byte> d) {
     if (m.start_tick > m.end_tick || m.state_bytes < 1 || m.state_bytes > k_max_state_transfer_bytes) r.fail();
   }
   const std::uint8_t flags = r.u8();
-  if ((flags & ~(k_late | k_resync)) != 0) r.fail();
+  if ((flags & ~(k_late | k_resync | k_predicts)) != 0) r.fail();
   m.late = (flags & k_late) != 0;
   m.resync = (flags & k_resync) != 0;
   m.reconnect_key = r.u64();
+  if ((flags & k_predicts) != 0) {
+    m.prediction_window = r.u8();
+    if (m.prediction_window < 1 || m.prediction_window > k_max_prediction_window) r.fail();
+  }
   if ((m.late || m.reconnect_key != 0) && m.slot == k_no_slot) r.fail();
   if (m.players < 1 || m.players > k_max_session_players || m.input_bytes < 1 || m.input_bytes > k_max_input_bytes ||
       m.tick_rate_hz < 1 || m.tick_rate_hz > 1000 || m.end_tick < 1 || m.input_delay > k_max_input_delay ||
@@ -518,7 +527,9 @@ Decoded<Update> read_update(std::span<const std::byte> d, std::uint32_t input_by
   return finish(r, m);
 }
 
-Decoded<Relay> read_relay(std::span<const std::byte> d, std::uint32_t players, std::uint32_t input_bytes) {
+Decoded<Relay> read_relay(std::span<const std::byte> d, const RelayShape& shape) {
+  const std::uint32_t players = shape.players;
+  const std::uint32_t input_bytes = shape.input_bytes;
   WireReader r(d);
   Relay m;
   const std::uint8_t flags = r.u8();
@@ -562,6 +573,7 @@ Decoded<Relay> read_relay(std::span<const std::byte> d, std::uint32_t players, s
     m.resync = offer;
   }
   m.timing = read_timing(r, (flags & k_has_timing) != 0);
+  if (m.timing && shape.predicts) m.lead = static_cast<std::int8_t>(r.u8());
   if ((flags & k_has_path_challenge) != 0) m.path_challenge = r.u64();
   return finish(r, m);
 }

@@ -20,32 +20,18 @@
 #include "lockstep/replay/golden.hpp"
 #include "lockstep/replay/regular_file.hpp"
 #include "allocation_count.hpp"
+#include "bot_inputs.hpp"
 #include "process.hpp"
 #include "test_scale.hpp"
 
 using namespace lockstep;
+using lockstep::testing::BotInputs;
 using lockstep::testing::ProcessResult;
 using lockstep::testing::read_file;
 using lockstep::testing::run_process;
 using lockstep::testing::TempDir;
 
 namespace {
-
-/// One seeded bot per player, and the inputs they give for the next tick (no allocation once made).
-class BotInputs {
- public:
-  BotInputs(std::uint64_t seed, std::uint32_t players) : inputs_(players) {
-    for (std::uint32_t p = 0; p < players; ++p) bots_.emplace_back(seed, p);
-  }
-  std::span<const ButtonInput> next() {
-    for (std::size_t p = 0; p < bots_.size(); ++p) inputs_[p] = bots_[p].next();
-    return inputs_;
-  }
-
- private:
-  std::vector<Bot> bots_;
-  std::vector<ButtonInput> inputs_;
-};
 
 /// Every hash of `ticks` bot-played ticks of `config` on `threads` threads.
 std::vector<std::uint64_t> hashes_of(WorldConfig config, std::uint32_t threads, int ticks) {

@@ -73,11 +73,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       break;
     case MessageType::relay:
-      if (const Decoded<Relay> r = read_relay(datagram, players, input_bytes)) {
-        write_relay(again, *header, *r, players, input_bytes);
-        const Decoded<Relay> back = read_relay(again, players, input_bytes);
+      if (const RelayShape shape{players, input_bytes, (header->number & 0x100) != 0};
+          const Decoded<Relay> r = read_relay(datagram, shape)) {
+        write_relay(again, *header, *r, shape);
+        const Decoded<Relay> back = read_relay(again, shape);
         check(back.ok() && back->first_tick == r->first_tick && back->inputs.size() == r->inputs.size() &&
-              back->desync_tick == r->desync_tick);
+              back->desync_tick == r->desync_tick && back->lead == r->lead);
       }
       break;
     case MessageType::bye: (void)read_bye(datagram); break;

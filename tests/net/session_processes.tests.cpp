@@ -157,6 +157,31 @@ TEST_CASE("a host, three bot peers and a spectator agree over real UDP with iden
   CHECK_THAT(read_file(dir.file("host.json")), Catch::Contains("\"dropped\": {}"));
 }
 
+TEST_CASE("with --rollback 12 through 75 ± 10 ms each way, every player sees its own input within two ticks "
+          "and rolls back, while every recording is the host's, byte for byte",
+          "[net][processes][prediction]") {
+  TempDir dir;
+  // Every side delays what it sends by 65 to 85 ms: 75 ± 10 each way, a round trip of 8 to 10 ticks.
+  const std::vector<ProcessResult> results = five_participants(
+      dir, "900", {"--netsim", "delay=65,jitter=20,seed=9", "--rollback", "12"}, {"--netsim", "delay=65,jitter=20,seed=1"});
+  check_agreement(dir, results, "900");
+  CHECK_THAT(results.front().out, Catch::Contains(", rollback 12, "));
+  for (const char* name : {"host.json", "peer1.json", "peer2.json", "peer3.json"}) {
+    const std::string json = read_file(dir.file(name));
+    INFO(name << ": " << json);
+    CHECK(json_number(json, "prediction_window") == 12);
+    CHECK(json_number(json, "rollbacks") > 0);
+    CHECK(json_number(json, "prediction_max") <= 12);
+    CHECK(json_number(json, "input_latency_p99_ticks") >= 0);
+    CHECK(json_number(json, "input_latency_p99_ticks") <= 2);
+  }
+  for (const char* name : {"peer1.lsr", "peer3.lsr"}) {
+    const ProcessResult diff = run_process(k_lockstep, {"diff", dir.file("host.lsr"), dir.file(name)});
+    INFO(diff.out << diff.err);
+    CHECK(diff.exit_code == 0);
+  }
+}
+
 TEST_CASE("needs IPv6: a peer and a spectator on ::1 and a peer on 127.0.0.1 agree with one host, with "
           "identical recordings",
           "[net][processes][ipv6]") {

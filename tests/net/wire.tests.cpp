@@ -184,6 +184,19 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     write_welcome(out, k_header, w);
     CHECK(read_welcome(out).drop == DropReason::malformed);
     w.slot = 3;
+    // A prediction window travels only when set: a lockstep welcome is a byte shorter.
+    const std::size_t lockstep_size = out.size();
+    CHECK(back->prediction_window == 0);
+    w.prediction_window = k_max_prediction_window;
+    write_welcome(out, k_header, w);
+    CHECK(out.size() == lockstep_size + 1);
+    REQUIRE(read_welcome(out).ok());
+    CHECK(read_welcome(out)->prediction_window == k_max_prediction_window);
+    out.back() = std::byte{k_max_prediction_window + 1};
+    CHECK(read_welcome(out).drop == DropReason::malformed);
+    out.back() = std::byte{0};  // the flag says a window follows: 0 is none
+    CHECK(read_welcome(out).drop == DropReason::malformed);
+    w.prediction_window = 0;
     // A late joiner's welcome names the state it starts from; one that starts past the end, or
     // with a state over the bound, is malformed.
     w.start_tick = 5000;
@@ -251,8 +264,8 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
   SECTION("relay") {
     std::vector<std::byte> storage;
     const Relay r = sample_relay(storage);
-    write_relay(out, k_header, r, 4, 2);
-    const Decoded<Relay> back = read_relay(out, 4, 2);
+    write_relay(out, k_header, r, {4, 2});
+    const Decoded<Relay> back = read_relay(out, {4, 2});
     REQUIRE(back.ok());
     CHECK(back->first_tick == 500);
     CHECK(back->input_ack == 503);
@@ -271,11 +284,26 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     CHECK(back->slots[1].plays_from_tick == 600);
     REQUIRE(back->resync.has_value());
     CHECK(*back->resync == StateOffer{450, 56'073, 0xABCD});
+    // In a session with prediction a relay with timing carries the recipient's clock lead; a relay
+    // without timing is the same bytes as in lockstep.
+    std::vector<std::byte> predicting;
+    write_relay(predicting, k_header, r, {4, 2, true});
+    CHECK(predicting == out);
+    Relay timed = r;
+    timed.timing = Timing{1, 2, 3};
+    timed.lead = -3;
+    write_relay(predicting, k_header, timed, {4, 2, true});
+    write_relay(out, k_header, timed, {4, 2});
+    CHECK(predicting.size() == out.size() + 1);
+    REQUIRE(read_relay(predicting, {4, 2, true}).ok());
+    CHECK(read_relay(predicting, {4, 2, true})->lead == -3);
+    CHECK(read_relay(out, {4, 2})->lead == 0);
+    CHECK(read_relay(predicting, {4, 2}).drop == DropReason::malformed);  // a byte too many
     // A resync offer over the bound is malformed.
     Relay over = r;
     over.resync->bytes = k_max_state_transfer_bytes + 1;
-    write_relay(out, k_header, over, 4, 2);
-    CHECK(read_relay(out, 4, 2).drop == DropReason::malformed);
+    write_relay(out, k_header, over, {4, 2});
+    CHECK(read_relay(out, {4, 2}).drop == DropReason::malformed);
   }
 }
 
@@ -302,7 +330,7 @@ TEST_CASE("a running session's datagrams are small", "[net][wire][size]") {
   r.inputs = others;
   r.own_slot_omitted = true;
   r.running = true;
-  write_relay(out, {MessageType::relay, 3, 1}, r, 4, 2);
+  write_relay(out, {MessageType::relay, 3, 1}, r, {4, 2});
   CHECK(out.size() + k_packet_tag_bytes <= 36);
 }
 
@@ -346,7 +374,7 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
   std::vector<std::byte> update;
   write_update(update, k_header, sample_update(), 2);
   std::vector<std::byte> relay;
-  write_relay(relay, k_header, sample_relay(storage), 4, 2);
+  write_relay(relay, k_header, sample_relay(storage), {4, 2});
   std::vector<std::byte> hello;
   write_hello(hello, k_header, {1});
 
@@ -355,7 +383,7 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
       CHECK(read_update(std::span<const std::byte>(update).first(n), 2).drop == DropReason::malformed);
     }
     for (std::size_t n = k_sealed_header_bytes; n < relay.size(); ++n) {
-      CHECK(read_relay(std::span<const std::byte>(relay).first(n), 4, 2).drop == DropReason::malformed);
+      CHECK(read_relay(std::span<const std::byte>(relay).first(n), {4, 2}).drop == DropReason::malformed);
     }
     for (std::size_t n = k_header_bytes; n < hello.size(); ++n) {
       CHECK(read_hello(std::span<const std::byte>(hello).first(n)).drop == DropReason::malformed);
@@ -365,7 +393,7 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
     update.push_back(std::byte{0});
     CHECK(read_update(update, 2).drop == DropReason::malformed);
     relay.push_back(std::byte{0});
-    CHECK(read_relay(relay, 4, 2).drop == DropReason::malformed);
+    CHECK(read_relay(relay, {4, 2}).drop == DropReason::malformed);
   }
   SECTION("unknown flags, counts out of bounds, overlong varints, ticks past the bound") {
     std::vector<std::byte> bad = update;
@@ -392,24 +420,24 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
     r.first_tick = 5;
     std::vector<std::byte> one = bytes({1, 2, 3, 4});
     r.inputs = one;
-    write_relay(bad, k_header, r, 2, 2);
+    write_relay(bad, k_header, r, {2, 2});
     const std::size_t count_at = bad.size() - one.size() - 1;
     bad[count_at] = std::byte{0};
-    CHECK(read_relay(bad, 2, 2).drop == DropReason::malformed);
+    CHECK(read_relay(bad, {2, 2}).drop == DropReason::malformed);
     bad[count_at] = std::byte{33};
-    CHECK(read_relay(bad, 2, 2).drop == DropReason::malformed);
+    CHECK(read_relay(bad, {2, 2}).drop == DropReason::malformed);
     // A slot table whose input delay is over the bound (61), or applies from tick 0.
     Relay table;
     table.slots_version = 2;
     table.input_delay = k_max_input_delay;
-    write_relay(bad, k_header, table, 2, 2);
-    CHECK(read_relay(bad, 2, 2).ok());
+    write_relay(bad, k_header, table, {2, 2});
+    CHECK(read_relay(bad, {2, 2}).ok());
     const std::size_t delay_at = bad.size() - 2;  // the delay, then "from tick 1" as one varint byte
     bad[delay_at] = std::byte{k_max_input_delay + 1};
-    CHECK(read_relay(bad, 2, 2).drop == DropReason::malformed);
+    CHECK(read_relay(bad, {2, 2}).drop == DropReason::malformed);
     bad[delay_at] = std::byte{k_max_input_delay};
     bad[delay_at + 1] = std::byte{0};
-    CHECK(read_relay(bad, 2, 2).drop == DropReason::malformed);
+    CHECK(read_relay(bad, {2, 2}).drop == DropReason::malformed);
   }
   SECTION("a welcome out of bounds") {
     Welcome w;
@@ -458,11 +486,12 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
       ++updates.refused;
       REQUIRE(u.drop == DropReason::malformed);
     }
-    const Decoded<Relay> r = read_relay(d, players, input_bytes);
+    const RelayShape shape{players, input_bytes, d.size() % 2 == 0};
+    const Decoded<Relay> r = read_relay(d, shape);
     if (r.ok()) {
       ++relays.read;
       REQUIRE(inside(r->inputs));
-      write_relay(again, header, *r, players, input_bytes);
+      write_relay(again, header, *r, shape);
       REQUIRE(payload(again) == payload(d));
     } else {
       ++relays.refused;

@@ -297,6 +297,7 @@ void Run::join(std::uint32_t i, Instant now) {
     host.end_tick = s_.ticks;
     host.input_delay = s_.input_delay;
     host.adaptive_delay = s_.adaptive_delay;
+    host.prediction_window = s_.prediction_window;
     host.tick_rate_hz = s_.tick_rate_hz;
     host.start_with = s_.start_with;
     host.resync = s_.resync;
@@ -509,6 +510,13 @@ void Run::check(ScenarioReport& report) const {
              std::to_string(s_.ticks));
     }
     const net::NetStats stats = p.session->stats();
+    // Prediction: never past the window; none at all in lockstep, for spectators or a relay host.
+    const std::uint32_t window = stats.paced ? s_.prediction_window : 0;
+    if (stats.prediction_window != window || stats.prediction_max > window || (window == 0 && stats.rollbacks != 0)) {
+      failed("participant " + std::to_string(i) + " predicted " + std::to_string(stats.prediction_max) +
+             " ticks ahead with " + std::to_string(stats.rollbacks) + " rollbacks under a window of " +
+             std::to_string(stats.prediction_window) + ", not " + std::to_string(window));
+    }
     if (stats.playing_ms && r.outcome == Outcome::finished) {
       report.late_player_ms = std::max(report.late_player_ms, *stats.playing_ms);
       report.late_player_state_bytes = std::max(report.late_player_state_bytes, stats.state_bytes);
@@ -545,7 +553,8 @@ void Run::check(ScenarioReport& report) const {
 std::string Scenario::describe() const {
   std::string out = std::to_string(players) + " players" + (relay ? " (relay host)" : "") + ", " +
                     std::to_string(spectators) + " spectators, delay " + std::to_string(input_delay) +
-                    (adaptive_delay ? " (adaptive)" : "") + ", " +
+                    (adaptive_delay ? " (adaptive)" : "") +
+                    (prediction_window != 0 ? ", rollback " + std::to_string(prediction_window) : std::string()) + ", " +
                     std::to_string(ticks) + " ticks at " + std::to_string(tick_rate_hz) + " Hz, trouble " + trouble_name(trouble);
   if (trouble != Trouble::none) {
     out += " of participant " + std::to_string(victim) + " at " + std::to_string(trouble_at_ms) + " ms";
@@ -631,6 +640,9 @@ Scenario generate(std::uint64_t seed) {
       s.faults.push_back(s.faults[s.victim]);
     }
   }
+  // Drawn last, so that every draw before keeps the value it had before prediction existed.
+  constexpr std::array<std::uint32_t, 4> windows = {0, 2, 8, 12};
+  s.prediction_window = windows[rng.below(4)];
   return s;
 }
 

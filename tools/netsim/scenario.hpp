@@ -36,6 +36,7 @@ struct Scenario {
   std::uint32_t spectators = 0;
   std::uint32_t input_delay = 2;  ///< the first delay, when adaptive
   bool adaptive_delay = false;    ///< the host adapts the delay to the round trips
+  std::uint32_t prediction_window = 0;  ///< W: host --rollback W (0: lockstep)
   std::uint32_t tick_rate_hz = 60;
   std::uint64_t ticks = 240;
   /// Faults on what each participant sends: [0] the host, then peers, then spectators.

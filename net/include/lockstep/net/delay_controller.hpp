@@ -21,10 +21,16 @@ class DelayController {
   /// the peer and at the host, and the frame and scheduling granularity of both.
   static constexpr double k_margin_ticks = 1.0;
 
-  explicit DelayController(std::uint32_t tick_rate_hz = 60) : tick_rate_hz_(tick_rate_hz) {}
+  /// With prediction (a window of W ticks), the input delay is the local delay: what the round trip
+  /// calls for minus W, and never below this.
+  static constexpr std::uint32_t k_prediction_floor = 1;
+
+  explicit DelayController(std::uint32_t tick_rate_hz = 60, std::uint32_t prediction_window = 0)
+      : tick_rate_hz_(tick_rate_hz), prediction_window_(prediction_window) {}
 
   /// The delay a round trip of `slowest_rtt_ms` (the slowest player's 95th percentile, so jitter
-  /// counts) calls for: the round trip plus the margin, in whole ticks, at most k_max_input_delay.
+  /// counts) calls for: the round trip plus the margin, in whole ticks, at most k_max_input_delay;
+  /// with prediction, W ticks fewer and at least k_prediction_floor.
   [[nodiscard]] std::optional<std::uint32_t> needed(std::optional<double> slowest_rtt_ms) const;
 
   /// A review at `now`, when one is due: the delay to announce instead of `current`, or nothing.
@@ -32,6 +38,7 @@ class DelayController {
 
  private:
   std::uint32_t tick_rate_hz_;
+  std::uint32_t prediction_window_;
   Instant next_review_{0};
   std::uint32_t lower_reviews_ = 0;  ///< reviews in a row that found a smaller delay enough
   std::uint32_t lower_needed_ = 0;   ///< the largest of what those reviews found

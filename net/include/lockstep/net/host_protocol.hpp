@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "lockstep/net/admission.hpp"
+#include "lockstep/net/clock_phase.hpp"
 #include "lockstep/net/connection.hpp"
 #include "lockstep/net/delay_controller.hpp"
 #include "lockstep/net/input_assembly.hpp"
@@ -67,6 +68,9 @@ class HostProtocol final : public LockstepProtocol {
   void leave(Instant now) override;
   [[nodiscard]] std::optional<double> rtt_ms() const override;
   void forget_through(std::uint64_t tick) override;
+  [[nodiscard]] std::int8_t clock_lead() const override {
+    return parameters().slot == k_no_slot ? 0 : phases_.lead(parameters().slot, now_);
+  }
 
   /// Ends the session for everyone (goodbyes sent) with `outcome`: a host that cannot go on.
   void abort(Outcome outcome, std::string message);
@@ -175,6 +179,7 @@ class HostProtocol final : public LockstepProtocol {
   void finish(Outcome outcome, std::string message);
   void set_slot(std::uint8_t slot, SlotStatus status);
   [[nodiscard]] std::uint64_t notice_ticks() const;
+  [[nodiscard]] bool predicts() const { return config_.prediction_window != 0; }
   Connection* find(std::uint8_t id);
 
   HostProtocolConfig config_;
@@ -188,6 +193,7 @@ class HostProtocol final : public LockstepProtocol {
   InputAssembly inputs_;
   StateSender state_sender_;
   DelayController delay_;
+  ClockPhases phases_;  ///< with prediction: the players' clocks against the host's
   std::vector<Connection> connections_;
   std::uint64_t slots_version_ = 1;
   /// Per slot: the tick of its player's last divergence (resyncing), 0 for none.

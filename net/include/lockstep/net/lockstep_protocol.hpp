@@ -45,6 +45,8 @@ struct SessionParameters {
   std::uint64_t seed = 0;
   std::uint8_t slot = k_no_slot;  ///< this participant's slot, or k_no_slot (relay host, spectator)
   std::uint64_t session = 0;      ///< the host's random session id (names evidence folders)
+  /// W: players step up to this many ticks ahead of the confirmed ones (0: lockstep).
+  std::uint32_t prediction_window = 0;
 };
 
 class LockstepProtocol {
@@ -92,6 +94,9 @@ class LockstepProtocol {
     return true;
   }
   [[nodiscard]] const DropCounts& drops() const { return drops_; }
+  /// With prediction: how many ticks this player's clock runs ahead of the slowest player's, as
+  /// the host last estimated it (0: in phase, or not known). The session slows down by it.
+  [[nodiscard]] virtual std::int8_t clock_lead() const { return 0; }
   /// Median round-trip time to the host (peer) or over every remote (host).
   [[nodiscard]] virtual std::optional<double> rtt_ms() const = 0;
   /// Every player slot's state, as the host decided it (on a peer: as last relayed).

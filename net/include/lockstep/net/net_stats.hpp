@@ -42,6 +42,18 @@ struct NetStats {
   std::uint64_t desyncs = 0;
   std::uint64_t resync_bytes = 0;
   std::optional<double> resync_ms;
+  /// Prediction (host --rollback W): the W in force (0: lockstep, spectators, relay hosts), the
+  /// deepest prediction reached (ticks past the confirmed one), the rollbacks (the predicted state
+  /// rebuilt because it was wrong) and the ticks they stepped again.
+  std::uint32_t prediction_window = 0;
+  std::uint64_t prediction_max = 0;
+  std::uint64_t rollbacks = 0;
+  std::uint64_t resimulated_ticks = 0;
+  /// A player's input latency: for each own input, the ticks of the session's clock from its
+  /// sampling to the first shown state stepped with it (lockstep: the input delay plus stalls);
+  /// the median and 99th percentile, nothing before any input has shown.
+  std::optional<std::uint64_t> input_latency_p50_ticks;
+  std::optional<std::uint64_t> input_latency_p99_ticks;
   DropCounts dropped;
 };
 
@@ -50,12 +62,15 @@ struct NetStats {
 /// input_delay, input_delay_changes ([{"tick": T, "delay": D}, …]), welcomed_ms (a joiner's; null
 /// on the host), state_bytes, state_ms and
 /// caught_up_ms (a late joiner's; null when not one), playing_ms (a late player's), desyncs, resync_bytes and resync_ms (null
-/// when this participant was not resynced), dropped (reason → count, the reasons that
-/// occurred).
+/// when this participant was not resynced), prediction_window, prediction_max, rollbacks,
+/// resimulated_ticks, input_latency_p50_ticks and input_latency_p99_ticks (null for a spectator,
+/// a relay host, or before an input showed), dropped (reason → count, the reasons that occurred).
 std::string stats_json(const NetStats& stats);
 
-/// "tick 600, rtt 0.4 ms, input delay 2, stalls 0, sent 601 dgrams 14.2 KB, received …, dropped
-/// none" (totals since the start), or, given `since` and `seconds`, the rates since then.
+/// "tick 600, rtt 0.4 ms, input delay 2, stalls 0, latency 2/2 ticks, sent 601 dgrams 14.2 KB,
+/// received …, dropped none" (totals since the start; the latency is a player's median/99th
+/// percentile, with prediction followed by "prediction 8/12, rollbacks 40"), or, given `since` and
+/// `seconds`, the rates since then.
 std::string stats_line(const NetStats& stats, const NetStats* since = nullptr, double seconds = 0.0);
 
 }  // namespace lockstep::net

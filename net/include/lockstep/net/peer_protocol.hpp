@@ -50,6 +50,7 @@ class PeerProtocol final : public LockstepProtocol {
   void on_stepped(std::uint64_t tick, std::uint64_t hash) override;
   void leave(Instant now) override;
   [[nodiscard]] std::optional<double> rtt_ms() const override { return rtt_.median_ms(); }
+  [[nodiscard]] std::int8_t clock_lead() const override { return lead_; }
 
   [[nodiscard]] PeerState state() const { return state_; }
   /// When it sent its first hello (the handshake's start), once it has.
@@ -154,6 +155,7 @@ class PeerProtocol final : public LockstepProtocol {
   std::uint64_t reconnect_key_ = 0;
   bool joined_late_ = false;
   RttMeter rtt_;
+  std::int8_t lead_ = 0;  ///< the host's last estimate of this player's clock lead (prediction)
   std::vector<std::byte> tick_scratch_;
 };
 

@@ -24,6 +24,13 @@
 /// A player's input sampled at tick t is for tick t + D; ticks 1 to D are neutral. Stepping is
 /// deterministic by construction: tick t is stepped only with every player's input for t as the
 /// host assembled it.
+///
+/// With prediction (HostSettings::prediction_window W > 0) a player's clock runs up to W ticks
+/// ahead of the confirmed ticks: state() is then a predicted state, stepped with this player's own
+/// inputs (after the local delay D) and the others' predicted, and rebuilt from the confirmed state
+/// when the host's inputs differ from the prediction (a rollback, at most once a frame). step()
+/// does that work too, so the loop above stays the same. Only confirmed ticks are recorded,
+/// hashed, compared and kept as evidence: tick() and hash() are the confirmed ones.
 
 #include <algorithm>
 #include <array>
@@ -43,6 +50,7 @@
 #include "lockstep/net/host_protocol.hpp"
 #include "lockstep/net/net_stats.hpp"
 #include "lockstep/net/peer_protocol.hpp"
+#include "lockstep/net/prediction.hpp"
 #include "lockstep/net/session_config.hpp"
 #include "lockstep/replay/recorder.hpp"
 
@@ -67,6 +75,8 @@ class Session {
   static constexpr std::uint64_t k_evidence_ring = 64;
   /// Evidence folders a participant writes at most in one session.
   static constexpr std::uint32_t k_max_evidence = 8;
+  /// A predictor: the input `player` is expected to give at `tick`, from its last confirmed one.
+  using Predictor = std::function<Input(std::uint32_t player, std::uint64_t tick, const Input& last_confirmed)>;
 
   /// Hosts a session of `config`/`seed`. Fails on a configuration the wire cannot carry or a
   /// recording that cannot be created.
@@ -76,6 +86,9 @@ class Session {
     const std::uint32_t players = runner->simulation().players();
     if (players < 1 || players > k_max_session_players) return fail("sessions have 1 to ", k_max_session_players, " players");
     if (host.input_delay > k_max_input_delay) return fail("the input delay is 0 to ", k_max_input_delay, " ticks");
+    if (host.prediction_window > k_max_prediction_window) {
+      return fail("the prediction window (--rollback) is 0 to ", k_max_prediction_window, " ticks");
+    }
     if (host.tick_rate_hz < 1 || host.tick_rate_hz > 1000) return fail("the tick rate is 1 to 1000 Hz");
     if (host.end_tick < 1 || host.end_tick >= k_tick_limit) return fail("the session needs 1 to ", k_tick_limit - 1, " ticks");
     if (!crypto_ready()) return fail("libsodium cannot start here (no source of randomness): nothing can be sealed");
@@ -143,14 +156,14 @@ class Session {
     protocol_->poll(now);
     after_protocol(now);
     pace(now);
+    if (force_rollback_ && predicting()) rollback_forced_ = true;
   }
 
   /// The tick a local input is wanted for now (players, when the clock has a tick due), or nothing.
   [[nodiscard]] std::optional<std::uint64_t> input_wanted() const {
     // Not before the host said from which tick a player joining under way plays.
     if (!runner_ || !is_player() || due_ == 0 || ended() || protocol_->own_inputs_from() == 0) return std::nullopt;
-    const std::uint64_t limit =
-        std::min(runner_->tick() + 1 + protocol_->input_delay_after(runner_->tick()), parameters().end_tick);
+    const std::uint64_t limit = std::min(present_ + 1 + protocol_->input_delay_after(present_), parameters().end_tick);
     if (produced_through_ >= limit) return std::nullopt;
     return produced_through_ + 1;
   }
@@ -163,51 +176,46 @@ class Session {
     input.to_bytes(std::span<std::byte, k_input_bytes>(bytes));
     protocol_->add_local_input(*tick, bytes);
     produced_through_ = *tick;
+    local_[*tick % k_local_ring] = {*tick, input, clock_ticks_};
     protocol_->poll(now_);
   }
 
-  /// Ticks that could be stepped now: due by the clock (players) and with every input in hand.
+  /// Confirmed ticks that could be stepped now: due by the clock (players; with prediction, up to
+  /// the present tick and the one the clock has due next) and with every input in hand.
   [[nodiscard]] std::uint64_t ready_ticks() const {
     if (!runner_ || !started_ || ended()) return 0;
     const std::uint64_t known = std::min(protocol_->ticks().known_through(), parameters().end_tick);
     const std::uint64_t in_hand = known > runner_->tick() ? known - runner_->tick() : 0;
+    if (predicting()) return std::min(in_hand, present_ - runner_->tick() + (due_ > 0 ? 1 : 0));
     return is_player() && !catching_up_ ? std::min(in_hand, due_) : in_hand;
   }
-  /// The next tick can be stepped now (and no local input is wanted first).
-  [[nodiscard]] bool step_ready() const { return ready_ticks() > 0 && !input_wanted(); }
+  /// Something can be stepped now (and no local input is wanted first): a confirmed tick, or with
+  /// prediction a predicted one, or the predicted state rebuilt.
+  [[nodiscard]] bool step_ready() const {
+    if (input_wanted()) return false;
+    return ready_ticks() > 0 || (predicting() && (can_predict() || prediction_stale()));
+  }
 
-  /// Steps one tick if step_ready(): records it, keeps its snapshot for evidence, reports its hash.
-  /// A recording that fails (disk full) ends the session for everyone and is returned.
+  /// Steps once if step_ready(): a confirmed tick (recorded, its snapshot kept for evidence, its
+  /// hash reported), or with prediction the next predicted tick, or the predicted state rebuilt
+  /// from the confirmed one. A recording that fails (disk full) ends the session for everyone and
+  /// is returned.
   Result<bool> step() {
     if (!step_ready()) return false;
-    const std::uint64_t next = runner_->tick() + 1;
-    const std::span<const std::byte> raw = protocol_->ticks().inputs_of(next);
-    for (std::uint32_t p = 0; p < parameters().players; ++p) {
-      decoded_[p] = Input::from_bytes(std::span<const std::byte, k_input_bytes>(raw.data() + p * k_input_bytes, k_input_bytes))
-                        .value_or(Input{});
+    if (!predicting()) return step_confirmed();
+    if (ready_ticks() > 0) {
+      // A confirmed tick up to the present, or the present's next one, confirmed already: the
+      // clock's due tick is then shown as confirmed.
+      if (runner_->tick() == present_) --due_;
+      return step_confirmed();
     }
-    Result<std::uint64_t> stepped = runner_->step(decoded_);
-    if (!stepped) return fail_session(stepped.error().message);
-    if (perturb_ && next == perturb_tick_) {
-      perturb_(runner_->simulation_for_update());
-      runner_->rehash();
-      perturb_ = nullptr;  // once: a resynced participant steps this tick again
+    if (can_predict()) {
+      --due_;
+      ++present_;
+      prediction_max_ = std::max(prediction_max_, present_ - runner_->tick());
+      note_shown();
     }
-    if (recorder_) {
-      if (Status recorded = recorder_->record(*runner_, decoded_); !recorded) {
-        return fail_session("cannot record: " + recorded.error().message);
-      }
-    }
-    runner_->save_into(ring_[next % k_evidence_ring]);
-    protocol_->on_stepped(next, runner_->hash());
-    if (next % k_tick_window == 0) keep_state(next);
-    if (due_ > 0) --due_;
-    note_catch_up();
-    // A player that joined under way plays once it steps the first tick of its own inputs.
-    if (!playing_at_ && is_player() && next == protocol_->own_inputs_from() && next > parameters().input_delay + 1) {
-      playing_at_ = now_;
-    }
-    return true;
+    return bring_prediction_to_present();
   }
 
   /// Datagrams the session wants sent go out through `socket`, counted.
@@ -222,7 +230,8 @@ class Session {
 
   /// One frame of a program's loop, for programs that need nothing between its parts: takes what
   /// arrived at `socket`, updates, gives `input(tick)` whenever a local input is wanted, steps
-  /// what is ready (calling `stepped()` after each tick), and sends. Returns the ticks stepped.
+  /// what is ready (calling `stepped()` after each confirmed tick), and sends. Returns the
+  /// confirmed ticks stepped.
   template <class InputFn, class SteppedFn>
   std::uint64_t run_frame(DatagramSocket& socket, Instant now, InputFn&& input, SteppedFn&& stepped) {
     Endpoint from;
@@ -233,8 +242,10 @@ class Session {
       // Several at once when an adaptive delay grows: each wanted tick gets its input now.
       while (const std::optional<std::uint64_t> tick = input_wanted()) add_local_input(input(*tick));
       if (!step_ready()) break;
+      const std::uint64_t before = tick();
       const Result<bool> done = step();
       if (!done.ok() || !done.value()) break;
+      if (tick() == before) continue;  // a predicted tick, or the prediction rebuilt
       ++count;
       stepped();
     }
@@ -250,10 +261,32 @@ class Session {
 
   // --- Reading ----------------------------------------------------------------------------------
 
-  /// The simulation, once it exists (a joiner's after the welcome).
-  [[nodiscard]] const S* state() const { return runner_ ? &runner_->simulation() : nullptr; }
+  /// The state to draw, once it exists (a joiner's after the welcome): the confirmed state, or
+  /// with prediction the predicted state of the present tick.
+  [[nodiscard]] const S* state() const {
+    if (!runner_) return nullptr;
+    return present_ > runner_->tick() ? &prediction_.state() : &runner_->simulation();
+  }
+  /// The state one tick before state(), for blending the two with alpha(); state() itself
+  /// before a tick has been shown.
+  [[nodiscard]] const S* previous_state() const {
+    if (!runner_) return nullptr;
+    return has_previous_ ? &previous_ : state();
+  }
+  /// The tick state() is of: the confirmed tick, or with prediction the present one (ahead of it).
+  [[nodiscard]] std::uint64_t present_tick() const { return runner_ ? present_ : 0; }
+  /// The first tick whose shown state the last rollback changed (0: none yet): a program may
+  /// smooth what it draws from there.
+  [[nodiscard]] std::uint64_t corrected_from_tick() const { return corrected_from_; }
+  /// The confirmed tick and its state hash: what is recorded, hashed and compared.
   [[nodiscard]] std::uint64_t tick() const { return runner_ ? runner_->tick() : 0; }
   [[nodiscard]] std::uint64_t hash() const { return runner_ ? runner_->hash() : 0; }
+  /// W, the prediction window this participant steps with (0: lockstep, and for spectators and
+  /// relay hosts).
+  [[nodiscard]] std::uint32_t prediction_window() const { return is_player() ? parameters().prediction_window : 0; }
+  /// With prediction: how the others' inputs are predicted (unset: each repeats its last
+  /// confirmed input). A wrong prediction costs a rollback, never a desync.
+  void set_predictor(Predictor predictor) { predictor_ = std::move(predictor); }
   /// How far between the last tick and the next the display is, for blending two states.
   [[nodiscard]] double alpha() const { return clock_ ? clock_->alpha() : 0.0; }
   [[nodiscard]] Instant next_wakeup() const {
@@ -287,6 +320,12 @@ class Session {
     s.input_delay = protocol_->input_delay_after(tick());
     s.delay_changes = protocol_->delay_changes();
     s.state_bytes = state_bytes_;
+    s.prediction_window = prediction_window();
+    s.rollbacks = rollbacks_;
+    s.resimulated_ticks = resimulated_;
+    s.prediction_max = prediction_max_;
+    s.input_latency_p50_ticks = latency_.percentile(0.5);
+    s.input_latency_p99_ticks = latency_.percentile(0.99);
     if (welcomed_at_ && peer_->first_hello_at()) {
       s.welcomed_ms = static_cast<double>((*welcomed_at_ - *peer_->first_hello_at()).count()) / 1000.0;
     }
@@ -311,6 +350,9 @@ class Session {
     perturb_tick_ = tick;
     perturb_ = std::move(perturb);
   }
+  /// Test only (the sync test through a session): with prediction, rebuild the predicted state
+  /// from the confirmed one at every update(), whether the prediction was right or not.
+  void debug_force_rollback(bool on) { force_rollback_ = on; }
 
  private:
   Session(std::unique_ptr<LockstepProtocol> protocol, const SessionFiles& files)
@@ -347,8 +389,139 @@ class Session {
 
   [[nodiscard]] bool is_player() const { return parameters().slot != k_no_slot; }
 
+  /// Steps the next confirmed tick: records it, keeps its snapshot for evidence, reports its hash.
+  Result<bool> step_confirmed() {
+    const std::uint64_t next = runner_->tick() + 1;
+    const std::span<const std::byte> raw = protocol_->ticks().inputs_of(next);
+    for (std::uint32_t p = 0; p < parameters().players; ++p) {
+      decoded_[p] = Input::from_bytes(std::span<const std::byte, k_input_bytes>(raw.data() + p * k_input_bytes, k_input_bytes))
+                        .value_or(Input{});
+    }
+    // The state shown before the present's tick, when this one makes or reaches the present.
+    if (next >= present_) previous_ = runner_->simulation();
+    Result<std::uint64_t> stepped = runner_->step(decoded_);
+    if (!stepped) return fail_session(stepped.error().message);
+    if (predicting()) prediction_.confirm(next, raw);
+    if (perturb_ && next == perturb_tick_) {
+      perturb_(runner_->simulation_for_update());
+      runner_->rehash();
+      perturb_ = nullptr;  // once: a resynced participant steps this tick again
+    }
+    if (recorder_) {
+      if (Status recorded = recorder_->record(*runner_, decoded_); !recorded) {
+        return fail_session("cannot record: " + recorded.error().message);
+      }
+    }
+    runner_->save_into(ring_[next % k_evidence_ring]);
+    protocol_->on_stepped(next, runner_->hash());
+    if (next % k_tick_window == 0) keep_state(next);
+    if (!predicting() && due_ > 0) --due_;
+    if (next > present_) {
+      present_ = next;
+      note_shown();
+    }
+    note_catch_up();
+    // A player that joined under way plays once it steps the first tick of its own inputs.
+    if (!playing_at_ && is_player() && next == protocol_->own_inputs_from() && next > parameters().input_delay + 1) {
+      playing_at_ = now_;
+    }
+    return true;
+  }
+
+  // --- Prediction ------------------------------------------------------------------------------
+
+  /// A player of a session with prediction, stepping by its clock (not catching up).
+  [[nodiscard]] bool predicting() const {
+    return runner_.has_value() && prediction_window() > 0 && !catching_up_;
+  }
+  /// The clock has a tick due that the present may take as a predicted one: within the window,
+  /// before the end, and not known yet (a known one is stepped as confirmed).
+  [[nodiscard]] bool can_predict() const {
+    const std::uint64_t next = present_ + 1;
+    return due_ > 0 && next <= parameters().end_tick && present_ - runner_->tick() < prediction_window() &&
+           !protocol_->ticks().known(next);
+  }
+  /// The predicted state is not that of the present tick: it was found wrong, fell behind the
+  /// confirmed state, or a rollback is forced.
+  [[nodiscard]] bool prediction_stale() const {
+    if (present_ <= runner_->tick()) return false;
+    return rollback_forced_ || !prediction_.usable(runner_->tick()) || prediction_.tick() != present_;
+  }
+
+  /// Brings the predicted state to the present tick: from where it is when it is right so far,
+  /// else from the confirmed state (a rollback when it was wrong, counted with the ticks stepped
+  /// again). Returns true (the frame's stepping went on) or the failure.
+  Result<bool> bring_prediction_to_present() {
+    const std::uint64_t confirmed = runner_->tick();
+    if (present_ <= confirmed) return true;
+    if (rollback_forced_ || !prediction_.usable(confirmed)) {
+      const std::uint64_t wrong = prediction_.wrong_at();
+      if (wrong != 0 || rollback_forced_) {
+        ++rollbacks_;
+        resimulated_ += prediction_.tick() > confirmed ? prediction_.tick() - confirmed : 0;
+        corrected_from_ = wrong != 0 ? wrong : confirmed + 1;
+      }
+      prediction_.restart(runner_->simulation(), confirmed);
+      rollback_forced_ = false;
+    }
+    while (prediction_.tick() < present_) {
+      const std::uint64_t next = prediction_.tick() + 1;
+      predict_inputs(next, prediction_.next_inputs());
+      const bool last = next == present_;
+      if (Status stepped = prediction_.step_next(last ? &previous_ : nullptr); !stepped) {
+        return fail_session("predicted tick " + std::to_string(next) + ": " + stepped.error().message);
+      }
+      if (last) has_previous_ = true;
+    }
+    return true;
+  }
+
+  /// Every player's input for predicted tick `tick`: this player's own as it gave it, the others'
+  /// from their last confirmed input (through the predictor, when set).
+  void predict_inputs(std::uint64_t tick, std::span<Input> out) {
+    const TickLog& log = protocol_->ticks();
+    const std::uint64_t known = log.known_through();
+    const std::span<const std::byte> last = log.known(known) ? log.inputs_of(known) : std::span<const std::byte>{};
+    const std::uint32_t own = parameters().slot;
+    for (std::uint32_t p = 0; p < parameters().players; ++p) {
+      if (p == own) {
+        const LocalInput& local = local_[tick % k_local_ring];
+        out[p] = local.tick == tick ? local.input : Input{};
+        continue;
+      }
+      const Input confirmed =
+          last.empty() ? Input{}
+                       : Input::from_bytes(std::span<const std::byte, k_input_bytes>(last.data() + p * k_input_bytes, k_input_bytes))
+                             .value_or(Input{});
+      out[p] = predictor_ ? predictor_(p, tick, confirmed) : confirmed;
+    }
+  }
+
+  /// The present reached a new tick: when this player gave an input for it, how long it took.
+  void note_shown() {
+    if (!is_player()) return;
+    const LocalInput& local = local_[present_ % k_local_ring];
+    if (local.tick == present_) latency_.add(clock_ticks_ > local.sampled_at ? clock_ticks_ - local.sampled_at : 0);
+  }
+
+  /// Time sync with prediction: the host says by how many ticks this player's clock runs ahead of
+  /// the slowest; it then lets one of its clock's ticks pass unstepped, and waits a round trip and
+  /// some before it looks again (the host's estimate follows with that delay). Returns the ticks
+  /// of `ticks` still to step.
+  std::uint64_t time_sync(std::uint64_t ticks, Instant now) {
+    if (protocol_->clock_lead() >= 1 && now >= sync_hold_until_) {
+      ++sync_debt_;
+      const auto rtt = std::chrono::microseconds(static_cast<std::int64_t>(protocol_->rtt_ms().value_or(0.0) * 1000.0));
+      sync_hold_until_ = now + rtt + 16 * Duration(1'000'000 / parameters().tick_rate_hz);
+    }
+    const std::uint64_t waited = std::min(ticks, sync_debt_);
+    sync_debt_ -= waited;
+    return ticks - waited;
+  }
+
   Status start_runner(Runner<S> runner) {
     runner_.emplace(std::move(runner));
+    restart_present();
     if (kept_.empty()) kept_.push_back({runner_->tick(), {}});  // from the configuration
     decoded_.resize(runner_->simulation().players());
     clock_.emplace(parameters().tick_rate_hz, 8);
@@ -419,10 +592,23 @@ class Session {
     const std::uint32_t ticks = clock_->advance(now - last_frame_).ticks;
     last_frame_ = now;
     clock_ticks_ = std::min(clock_ticks_ + ticks, parameters().end_tick);
-    due_ = std::min<std::uint64_t>(due_ + ticks, 8);
+    due_ = std::min<std::uint64_t>(due_ + (predicting() ? time_sync(ticks, now) : ticks), 8);
     const std::uint64_t tick = runner_->tick();
     if (!is_player()) {
       behind_ = std::max(behind_, clock_ticks_ > tick ? clock_ticks_ - tick : 0);
+      return;
+    }
+    if (predicting()) {
+      // With prediction a player stalls only at the window's edge: W ticks past the confirmed one.
+      const std::uint64_t next = present_ + 1;
+      if (due_ > 0 && produced_through_ >= next && next <= parameters().end_tick &&
+          present_ - tick >= prediction_window() && !protocol_->ticks().known(next)) {
+        if (stalled_on_ != next) {
+          ++stalls_;
+          stalled_on_ = next;
+        }
+        due_ = 0;
+      }
       return;
     }
     // Waiting for an input of its own that it has yet to give (input delay 0) is no stall.
@@ -475,6 +661,7 @@ class Session {
     Result<Runner<S>> runner = runner_from_state(snapshot, tick, expected_hash);
     if (!runner) return runner.error();
     runner_.emplace(std::move(runner).value());
+    restart_present();
     ++resyncs_;
     resync_bytes_ += snapshot.size();
     if (resync_heard_at_) resync_ms_ = static_cast<double>((now_ - *resync_heard_at_).count()) / 1000.0;
@@ -494,6 +681,14 @@ class Session {
     if (!recorder) return recorder.error();
     recorder_.emplace(std::move(recorder).value());
     return {};
+  }
+
+  /// The runner starts (or starts again, resynced) from its state: the present is its tick, and
+  /// nothing is predicted (a prediction is rebuilt from this state).
+  void restart_present() {
+    present_ = runner_->tick();
+    prediction_.reset(runner_->simulation().players());
+    has_previous_ = false;
   }
 
   /// Every k_tick_window ticks: the state is kept, and everything before the one but last kept
@@ -624,6 +819,31 @@ class Session {
   std::optional<Instant> resync_heard_at_;
   std::optional<double> resync_ms_;
   std::deque<ProtocolEvent> events_;  ///< the session's own (desync_recorded), before the protocol's
+  // Prediction, and what the program is shown.
+  /// This player's own inputs by tick, with the clock tick each was sampled at (input latency).
+  struct LocalInput {
+    std::uint64_t tick = 0;
+    Input input{};
+    std::uint64_t sampled_at = 0;
+  };
+  /// Own inputs kept: more than the largest delay and window, and the ticks one frame may make due.
+  static constexpr std::uint64_t k_local_ring = 128;
+  static_assert(k_local_ring > k_max_input_delay + k_max_prediction_window + 8);
+  std::array<LocalInput, k_local_ring> local_{};
+  std::uint64_t present_ = 0;  ///< the tick state() is of (≥ the confirmed tick)
+  Prediction<S> prediction_;
+  S previous_{};               ///< the state one tick before the present's
+  bool has_previous_ = false;
+  Predictor predictor_;
+  InputLatency latency_;
+  std::uint64_t rollbacks_ = 0;
+  std::uint64_t resimulated_ = 0;
+  std::uint64_t prediction_max_ = 0;
+  std::uint64_t corrected_from_ = 0;
+  std::uint64_t sync_debt_ = 0;  ///< clock ticks to let pass unstepped (time sync)
+  Instant sync_hold_until_{0};
+  bool force_rollback_ = false;
+  bool rollback_forced_ = false;  ///< a forced rollback is due this frame
 };
 
 }  // namespace lockstep::net

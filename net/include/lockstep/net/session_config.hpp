@@ -58,6 +58,11 @@ struct HostSettings {
   /// while playing: the smallest that keeps every player from stalling, each change announced to
   /// everyone from a tick on (NetStats::delay_changes lists them).
   bool adaptive_delay = false;
+  /// Prediction and rollback (host --rollback W, 0–k_max_prediction_window; 0: lockstep): each
+  /// player steps up to W ticks ahead of the confirmed ticks with its own input and the others'
+  /// predicted, and re-simulates from the last confirmed state when the real inputs differ. The
+  /// input delay (adaptive: what the round trip needs minus W) becomes the local delay.
+  std::uint32_t prediction_window = 0;
   std::uint32_t tick_rate_hz = 60;    ///< travels in the welcome; everyone paces by it (1–1000)
   std::chrono::milliseconds notify_after{1000};   ///< a player silent this long is interrupted
   std::chrono::milliseconds timeout_after{5000};  ///< … and this long, gone

@@ -1,5 +1,5 @@
 #pragma once
-/// The lockstep datagram protocol, version 6 (net/PROTOCOL.md describes every byte): one function
+/// The lockstep datagram protocol, version 7 (net/PROTOCOL.md describes every byte): one function
 /// per message type that writes it and one that reads it, with explicit, bounded little-endian
 /// parsing. Nothing outside this header and wire.cpp knows an offset.
 ///
@@ -30,14 +30,14 @@
 namespace lockstep::net {
 
 inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
-inline constexpr std::uint8_t k_protocol_version = 6;
+inline constexpr std::uint8_t k_protocol_version = 7;
 /// The header of a clear message, and of a sealed one.
 inline constexpr std::size_t k_header_bytes = 7;
 inline constexpr std::size_t k_sealed_header_bytes = 4;
 /// A sealed message's first byte: its type with this bit set.
 inline constexpr std::uint8_t k_sealed_type_bit = 0x80;
 static_assert(k_protocol_context[0] == std::byte{k_wire_magic & 0xFF} && k_protocol_context[1] == std::byte{k_wire_magic >> 8} &&
-              k_protocol_context[2] == std::byte{6});
+              k_protocol_context[2] == std::byte{k_protocol_version});
 /// A hello is padded to this size, so that nothing the host answers before the cookie returns
 /// (a challenge, a version refusal) is larger than what asked for it.
 inline constexpr std::size_t k_hello_bytes = 64;
@@ -57,6 +57,9 @@ inline constexpr std::size_t k_max_sim_name = 64;
 inline constexpr std::size_t k_max_refusal_text = 200;
 /// The input delay a session may have, in ticks.
 inline constexpr std::uint32_t k_max_input_delay = 60;
+/// The prediction window a session may have (host --rollback W): how many ticks a player may
+/// step ahead of the confirmed ones.
+inline constexpr std::uint32_t k_max_prediction_window = 12;
 /// Spectators a host serves at most.
 inline constexpr std::uint32_t k_max_spectators = 16;
 /// A state sent to a joiner (a snapshot) is at most this large, in pieces of this size; a joiner
@@ -180,6 +183,9 @@ struct Welcome {
   /// The session recovers from a desync: diverged participants get the host's state and go on.
   bool resync = false;
   std::uint64_t reconnect_key = 0;  ///< players: reclaims this slot later (Hello::reclaim)
+  /// W: players step up to this many ticks ahead of the confirmed ones, predicting the others'
+  /// inputs (0: lockstep; on the wire only when not 0).
+  std::uint8_t prediction_window = 0;
 };
 
 /// Only `reason` and `host_version` in clear (to another version's hello): the text would make it
@@ -264,6 +270,9 @@ struct Relay {
   std::uint64_t desync_tick = 0;      ///< not 0: the session desynced at this tick (the latest, resyncing)
   bool running = false;               ///< tick 1's clock has started (a lost start is made good)
   std::optional<Timing> timing;
+  /// With timing, in a session with prediction: how many ticks the recipient's clock runs ahead
+  /// of the slowest player's, as the host estimates it (time sync: it slows down a little).
+  std::int8_t lead = 0;
   /// A diverged participant of a resyncing session: the host's state of `state.tick` follows in
   /// `state` messages; it goes on from there.
   std::optional<StateOffer> resync;
@@ -313,10 +322,14 @@ void write_version_refusal(std::vector<std::byte>& out);
 void write_start(std::vector<std::byte>& out, const Header& h, const Start& m);
 /// `inputs` holds whole ticks of `input_bytes` each, at most k_max_ticks_per_datagram.
 void write_update(std::vector<std::byte>& out, const Header& h, const Update& m, std::uint32_t input_bytes);
-/// `players` is the session's slot count (the table's length when `slots_version` is set);
+/// The session's parameters a relay's layout depends on.
+struct RelayShape {
+  std::uint32_t players = 0;      ///< the session's slot count (the table's length)
+  std::uint32_t input_bytes = 0;
+  bool predicts = false;          ///< a prediction window: a relay with timing carries the lead
+};
 /// `inputs` holds whole ticks, at most k_max_ticks_per_datagram.
-void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, std::uint32_t players,
-                 std::uint32_t input_bytes);
+void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, const RelayShape& shape);
 void write_bye(std::vector<std::byte>& out, const Header& h, const Bye& m);
 void write_state(std::vector<std::byte>& out, const Header& h, const StatePiece& m);
 
@@ -339,7 +352,7 @@ Decoded<Welcome> read_welcome(std::span<const std::byte> datagram);
 Decoded<Refuse> read_refuse(std::span<const std::byte> datagram);
 Decoded<Start> read_start(std::span<const std::byte> datagram);
 Decoded<Update> read_update(std::span<const std::byte> datagram, std::uint32_t input_bytes);
-Decoded<Relay> read_relay(std::span<const std::byte> datagram, std::uint32_t players, std::uint32_t input_bytes);
+Decoded<Relay> read_relay(std::span<const std::byte> datagram, const RelayShape& shape);
 Decoded<Bye> read_bye(std::span<const std::byte> datagram);
 /// Checks the bounds and the checksum; whether the piece fits the transfer is the joiner's to say.
 Decoded<StatePiece> read_state(std::span<const std::byte> datagram);
