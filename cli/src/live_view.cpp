@@ -73,9 +73,13 @@ std::string LivePages::hello(const LiveDescription& d) const {
 std::string LivePages::status(const LiveState& s, std::string_view phase, std::string_view message) const {
   char rtt[32] = "null";
   if (s.rtt_ms) std::snprintf(rtt, sizeof rtt, "%.1f", *s.rtt_ms);
+  const auto ticks = [](const std::optional<std::uint64_t>& t) { return t ? std::to_string(*t) : std::string("null"); };
   return "{\"type\":\"status\",\"tick\":" + std::to_string(s.tick) + ",\"hash\":\"" + hash_hex(s.hash) +
          "\",\"input_delay\":" + std::to_string(s.input_delay) + ",\"rtt_ms\":" + rtt +
-         ",\"stalls\":" + std::to_string(s.stalls) + ",\"keys\":" + std::to_string(applied_) +
+         ",\"stalls\":" + std::to_string(s.stalls) + ",\"latency_p50_ticks\":" + ticks(s.latency_p50_ticks) +
+         ",\"latency_p99_ticks\":" + ticks(s.latency_p99_ticks) +
+         ",\"prediction_window\":" + std::to_string(s.prediction_window) +
+         ",\"prediction_depth\":" + std::to_string(s.prediction_depth) + ",\"keys\":" + std::to_string(applied_) +
          ",\"keys_from_tick\":" + std::to_string(applied_from_) + ",\"state\":" + view::json_string(phase) +
          ",\"message\":" + view::json_string(message) + "}";
 }

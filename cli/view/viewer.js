@@ -543,7 +543,10 @@ function onStatus(status) {
   $('session').textContent = `tick ${status.tick} of ${view.live.end || '∞'} · ${status.state}` +
     (status.message ? ` · ${status.message}` : '');
   const rtt = status.rtt_ms === null ? 'none (local)' : `${status.rtt_ms} ms`;
-  $('network').textContent = `input delay ${status.input_delay} · rtt ${rtt} · stalls ${status.stalls}`;
+  const latency = status.latency_p99_ticks === null || status.latency_p99_ticks === undefined ? '' :
+    ` · latency ${status.latency_p50_ticks}/${status.latency_p99_ticks} ticks`;
+  const prediction = status.prediction_window ? ` · prediction ${status.prediction_depth}/${status.prediction_window}` : '';
+  $('network').textContent = `input delay ${status.input_delay} · rtt ${rtt} · stalls ${status.stalls}${latency}${prediction}`;
   document.body.dataset.sessionTick = status.tick;
   document.body.dataset.sessionHash = status.hash;
   document.body.dataset.keys = status.keys;

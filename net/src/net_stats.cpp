@@ -48,6 +48,7 @@ std::string stats_json(const NetStats& s) {
          ", \"prediction_window\": " + std::to_string(s.prediction_window) +
          ", \"prediction_max\": " + std::to_string(s.prediction_max) + ", \"rollbacks\": " + std::to_string(s.rollbacks) +
          ", \"resimulated_ticks\": " + std::to_string(s.resimulated_ticks) +
+         ", \"resimulated_max\": " + std::to_string(s.resimulated_max) +
          ", \"input_latency_p50_ticks\": " + optional_ticks(s.input_latency_p50_ticks) +
          ", \"input_latency_p99_ticks\": " + optional_ticks(s.input_latency_p99_ticks) +
          ", \"dropped\": {" + dropped +

@@ -91,6 +91,7 @@ def main():
           f"wrong: {wrong[:4]})")
     two_replays(lockstep, work, record)
     networked(lockstep, work)
+    predicted(lockstep, work)
     host_lost(lockstep)
     desync_shown(lockstep, work)
     if failures:
@@ -160,8 +161,8 @@ def networked(lockstep, work):
         wait_tick(browser, left_from + 30)
         left_until = key(browser, "keyUp", "ArrowLeft", "ArrowLeft", 37, 0)
         network = browser.evaluate("document.getElementById('network').textContent")
-        check(re.fullmatch(r"input delay \d+ · rtt [0-9.]+ ms · stalls \d+", network) is not None,
-              f"the host's page shows the input delay, the round trip and stalls ({network!r})")
+        check(re.fullmatch(r"input delay \d+ · rtt [0-9.]+ ms · stalls \d+ · latency \d+/\d+ ticks", network) is not None,
+              f"the host's page shows the input delay, the round trip, stalls and the input latency ({network!r})")
         browser.wait_for("document.body.dataset.state === 'ended'", timeout=120, what="the session to end")
     out, _ = host.communicate(timeout=60)
     peer.wait(timeout=60)
@@ -174,6 +175,34 @@ def networked(lockstep, work):
     wrong = [(t, v) for t, v in sorted(slot0.items()) if v != ("0200" if left_from <= t < left_until else "0000")]
     check(len(slot0) == 400 and not wrong,
           f"slot 0's recorded inputs are the host page's keys from tick {left_from} to {left_until - 1} (wrong: {wrong[:4]})")
+
+
+def predicted(lockstep, work):
+    """join --view under host --rollback 8: the page draws ticks ahead of the confirmed ones and says
+    how far, with the input latency; the recording still verifies."""
+    port, record = free_udp_port(), os.path.join(work, "predicted.lsr")
+    host = subprocess.Popen([lockstep, "host", "--open", "--port", port, "--players", "2", "--ticks", "300", "--bodies", "100",
+                             "--bot", "--rollback", "8", "--netsim", "delay=40,seed=3"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peer = subprocess.Popen([lockstep, "join", f"127.0.0.1:{port}", "--bot", "--record", record, "--view=0",
+                             "--netsim", "delay=40,seed=4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = view_url(peer, "join")
+    with Browser() as browser:
+        browser.navigate(url)
+        wait_tick(browser, 120)
+        network = browser.evaluate("document.getElementById('network').textContent")
+        browser.wait_for("document.body.dataset.state === 'ended'", timeout=120, what="the session to end")
+    out, _ = peer.communicate(timeout=60)
+    host.wait(timeout=60)
+    check(re.fullmatch(r"input delay \d+ · rtt [0-9.]+ ms · stalls \d+ · latency \d+/\d+ ticks · prediction \d+/\d+",
+                       network) is not None,
+          f"the peer's page shows the prediction's depth and window with the latency ({network!r})")
+    depth = re.search(r"prediction (\d+)/(\d+)", network)
+    check(depth is not None and int(depth.group(1)) >= 1 and int(depth.group(2)) <= 8,
+          f"through 40 ms each way the present tick runs ahead of the confirmed one ({network!r})")
+    replay = subprocess.run([lockstep, "replay", record], capture_output=True, text=True)
+    check(peer.returncode == 0 and replay.returncode == 0 and replay.stdout.strip().endswith(out.strip().split()[-1]),
+          f"the peer's recording made with prediction verifies ({replay.stdout.strip()})")
 
 
 def host_lost(lockstep):

@@ -13,6 +13,7 @@
 #include "lockstep/net/prediction.hpp"
 #include "allocation_count.hpp"
 #include "bot_inputs.hpp"
+#include "test_scale.hpp"
 
 using namespace lockstep;
 using lockstep::testing::BotInputs;
@@ -87,7 +88,7 @@ TEST_CASE("a prediction steps as the confirmed runner does and is wrong from the
 TEST_CASE("rolling back the 1,000-body arena and re-simulating eight ticks allocates nothing once warm",
           "[net][prediction][allocations]") {
   WorldConfig config = default_world_config(Scene::arena);
-  config.arena.bodies = 1000;
+  config.arena.bodies = static_cast<std::uint32_t>(lockstep::testing::scaled(1000, 300));
   Result<Runner<World>> confirmed = Runner<World>::create(config, 9);
   REQUIRE(confirmed.ok());
   BotInputs bots(9, config.players);

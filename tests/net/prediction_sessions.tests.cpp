@@ -224,3 +224,26 @@ TEST_CASE("a desync under prediction is found on confirmed ticks, with evidence 
     CHECK(std::filesystem::exists(r.evidence + "/state.snapshot"));
   }
 }
+
+TEST_CASE("a player whose steps cost too much for W + D + 1 of them to fit a tick predicts less far, and says so",
+          "[net][session][prediction]") {
+  TempDir dir;
+  VirtualSessions<WalkerSim> group;
+  net::NetSimConfig link;
+  link.delay_ms = 40;
+  net::HostConfig host = host_config(600, 1);
+  host.prediction_window = 12;
+  start(group, dir, host, 2, link);
+  // Every step takes 2 ms by this clock: 8.3 steps fit a tick at 60 Hz, so with a local delay of 1
+  // at most 6 may be predicted (6 + 1 + 1 steps).
+  net::Instant fake{0};
+  group[1].session->set_step_clock([&fake] { return fake += std::chrono::microseconds(2000); });
+  REQUIRE(group.run(seconds(60)));
+  check_confirmed_agree(group, dir, 600);
+  const net::NetStats slow = group[1].session->stats();
+  CHECK(group[1].session->step_cost_us() == Approx(2000.0));  // each step reads the clock twice
+  CHECK(slow.prediction_window == 6);
+  CHECK(slow.prediction_max <= 6);
+  CHECK(slow.prediction_max >= 4);  // a round trip of 80 ms is about 5 ticks: it still predicts
+  CHECK(group[0].session->stats().prediction_window == 12);  // the host's steps cost nothing here
+}

@@ -16,7 +16,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "lockstep/engine/bot.hpp"
 #include "lockstep/engine/result.hpp"
+#include "lockstep/engine/world.hpp"
 #include "lockstep/net/wire.hpp"
 #include "scenario.hpp"
 
@@ -169,6 +171,86 @@ void resync_figures(const std::string& evidence_dir) {
   }
 }
 
+/// The median wall time of a step of the 1,000-body arena on `threads` threads, in microseconds
+/// (301 bot-played ticks after 60 to settle: what a frame's steps cost here).
+double arena_step_us(std::uint32_t threads) {
+  lockstep::WorldConfig config = lockstep::default_world_config(lockstep::Scene::arena);
+  config.arena.bodies = 1000;
+  config.threads = threads;
+  lockstep::Result<lockstep::World> world = lockstep::World::create(config, 3);
+  if (!world) return 0;
+  std::vector<lockstep::Bot> bots;
+  for (std::uint32_t p = 0; p < config.players; ++p) bots.emplace_back(3, p);
+  std::vector<lockstep::ButtonInput> inputs(config.players);
+  std::vector<double> us;
+  for (int t = 0; t < 361; ++t) {
+    for (std::uint32_t p = 0; p < config.players; ++p) inputs[p] = bots[p].next();
+    const auto start = std::chrono::steady_clock::now();
+    if (!world->step(inputs)) return 0;
+    if (t >= 60) us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(us.begin(), us.begin() + static_cast<long>(us.size() / 2), us.end());
+  return us[us.size() / 2];
+}
+
+/// Prediction against lockstep (issue 23's figures): 4 players of the 1,000-body arena through
+/// round trips of 20, 80 and 150 ms with 20 ms of jitter, `sessions` sessions of 1,200 ticks each
+/// with the adaptive delay, in lockstep and with --rollback 8 and 12: the input latency (the worst
+/// player's p50/p99), rollbacks a second per player, the ticks a rollback re-simulates (mean, max),
+/// the deepest prediction; and what share of a 60 Hz frame a frame's steps take on 1 and 2 threads.
+int prediction_figures(std::uint64_t sessions, const std::string& evidence_dir) {
+  const double one_thread_us = arena_step_us(1);
+  const double two_threads_us = arena_step_us(2);
+  std::printf("a step of the 1,000-body arena: %.0f µs on 1 thread, %.0f µs on 2 (medians of 301)\n", one_thread_us,
+              two_threads_us);
+  int failed = 0;
+  for (const std::uint32_t round_trip_ms : {20u, 80u, 150u}) {
+    for (const std::uint32_t window : {0u, 8u, 12u}) {
+      lockstep::netsim::ScenarioReport total;
+      std::uint32_t min_delay = lockstep::net::k_max_input_delay;
+      std::uint32_t max_delay = 0;
+      for (std::uint64_t i = 0; i < sessions; ++i) {
+        lockstep::netsim::Scenario s = lockstep::netsim::round_trip(i + 1, round_trip_ms, std::nullopt, 1200, 20, window);
+        s.bodies = 1000;
+        const lockstep::netsim::ScenarioReport r = lockstep::netsim::run(s, evidence_dir);
+        failed += r.ok ? 0 : 1;
+        total.latency_p50_ticks = std::max(total.latency_p50_ticks, r.latency_p50_ticks);
+        total.latency_p99_ticks = std::max(total.latency_p99_ticks, r.latency_p99_ticks);
+        total.rollbacks += r.rollbacks;
+        total.resimulated_ticks += r.resimulated_ticks;
+        total.resimulated_max = std::max(total.resimulated_max, r.resimulated_max);
+        total.prediction_max = std::max(total.prediction_max, r.prediction_max);
+        total.stall_ticks += r.stall_ticks;
+        total.player_ticks += r.player_ticks;
+        min_delay = std::min(min_delay, r.final_delay);
+        max_delay = std::max(max_delay, r.final_delay);
+      }
+      const double player_seconds = static_cast<double>(total.player_ticks) / 60.0;
+      const double per_rollback = total.rollbacks == 0 ? 0.0 : static_cast<double>(total.resimulated_ticks) /
+                                                                   static_cast<double>(total.rollbacks);
+      // A frame steps the confirmed tick and the present's (one each a tick), and a rollback's
+      // re-simulated ticks: the mean a tick, and the most in one frame.
+      const double mean_steps = (window == 0 ? 1.0 : 2.0) + static_cast<double>(total.resimulated_ticks) /
+                                                             static_cast<double>(std::max<std::uint64_t>(1, total.player_ticks));
+      const double most_steps = (window == 0 ? 1.0 : 2.0) + static_cast<double>(total.resimulated_max);
+      const auto share = [](double steps, double us) { return 100.0 * steps * us / (1e6 / 60.0); };
+      std::printf("round trip %u ms ± 10 each way, %s: delay %u–%u, latency p50/p99 %llu/%llu ticks, stall ticks per "
+                  "10,000 %.1f, rollbacks %.1f/s per player, re-simulated %.1f ticks a rollback (most %llu), deepest "
+                  "prediction %llu; steps a frame %.1f (most %.0f): %.0f%% (most %.0f%%) of a 60 Hz frame on 1 thread, "
+                  "%.0f%% (%.0f%%) on 2\n",
+                  round_trip_ms, window == 0 ? "lockstep" : ("rollback " + std::to_string(window)).c_str(), min_delay,
+                  max_delay, static_cast<unsigned long long>(total.latency_p50_ticks),
+                  static_cast<unsigned long long>(total.latency_p99_ticks),
+                  10'000.0 * static_cast<double>(total.stall_ticks) / static_cast<double>(std::max<std::uint64_t>(1, total.player_ticks)),
+                  static_cast<double>(total.rollbacks) / player_seconds, per_rollback,
+                  static_cast<unsigned long long>(total.resimulated_max), static_cast<unsigned long long>(total.prediction_max),
+                  mean_steps, most_steps, share(mean_steps, one_thread_us), share(most_steps, one_thread_us),
+                  share(mean_steps, two_threads_us), share(most_steps, two_threads_us));
+    }
+  }
+  return failed == 0 ? 0 : 1;
+}
+
 /// The README's figures, from one run: the steady 4-player session at 0, 5 and 20% loss, and the
 /// generated scenarios' throughput.
 int figures(std::uint64_t sessions, const std::string& evidence_dir) {
@@ -226,6 +308,11 @@ int main(int argc, char** argv) {
   app.add_option("--evidence-dir", evidence_dir,
                  "Keep the desync evidence that scenarios write (those that desync on purpose too) in this folder; "
                  "by default it goes to a temporary folder removed at the end");
+  std::optional<std::uint64_t> prediction_sessions;
+  app.add_option("--prediction-figures", prediction_sessions,
+                 "Print prediction's figures: N sessions of 4 players of the 1,000-body arena at each of 20, 80 and "
+                 "150 ms round trips, in lockstep and with --rollback 8 and 12")
+      ->check(CLI::Range(1ull, 1000ull));
   std::optional<std::uint64_t> figure_sessions;
   app.add_option("--figures", figure_sessions,
                  "Print the README's figures: N steady 4-player sessions at 0, 5 and 20% loss, then 25·N scenarios");
@@ -242,5 +329,6 @@ int main(int argc, char** argv) {
   const std::string& dir = evidence->path();
   if (one) return run_one(*one, dir);
   if (figure_sessions) return figures(*figure_sessions, dir);
+  if (prediction_sessions) return prediction_figures(*prediction_sessions, dir);
   return run_many(scenarios, seed, isatty(2) != 0, dir);
 }

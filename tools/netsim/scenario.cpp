@@ -510,8 +510,9 @@ void Run::check(ScenarioReport& report) const {
              std::to_string(s_.ticks));
     }
     const net::NetStats stats = p.session->stats();
-    // Prediction: never past the window; none at all in lockstep, for spectators or a relay host.
-    const std::uint32_t window = stats.paced ? s_.prediction_window : 0;
+    // Prediction: never past the window; none at all in lockstep, for spectators, a relay host, or
+    // a player that never held a state to step.
+    const std::uint32_t window = stats.paced && p.session->welcomed() ? s_.prediction_window : 0;
     if (stats.prediction_window != window || stats.prediction_max > window || (window == 0 && stats.rollbacks != 0)) {
       failed("participant " + std::to_string(i) + " predicted " + std::to_string(stats.prediction_max) +
              " ticks ahead with " + std::to_string(stats.rollbacks) + " rollbacks under a window of " +
@@ -535,6 +536,12 @@ void Run::check(ScenarioReport& report) const {
       report.delay_changes = static_cast<std::uint32_t>(stats.delay_changes.size());
     }
     if (stats.paced && r.outcome == Outcome::finished) {
+      report.latency_p50_ticks = std::max(report.latency_p50_ticks, stats.input_latency_p50_ticks.value_or(0));
+      report.latency_p99_ticks = std::max(report.latency_p99_ticks, stats.input_latency_p99_ticks.value_or(0));
+      report.rollbacks += stats.rollbacks;
+      report.resimulated_ticks += stats.resimulated_ticks;
+      report.resimulated_max = std::max(report.resimulated_max, stats.resimulated_max);
+      report.prediction_max = std::max(report.prediction_max, stats.prediction_max);
       report.stall_ticks += stats.stall_ticks;
       report.player_ticks += r.tick;
       if (i > 0 && p.ended_at) {
@@ -721,7 +728,7 @@ Scenario resync(std::uint64_t seed, std::uint64_t ticks, std::uint64_t tick, dou
 }
 
 Scenario round_trip(std::uint64_t seed, std::uint32_t round_trip_ms, std::optional<std::uint32_t> delay,
-                    std::uint64_t ticks) {
+                    std::uint64_t ticks, std::uint32_t jitter_ms, std::uint32_t prediction_window) {
   Scenario s;
   s.seed = seed;
   s.players = 4;
@@ -729,7 +736,9 @@ Scenario round_trip(std::uint64_t seed, std::uint32_t round_trip_ms, std::option
   s.adaptive_delay = !delay;
   s.tick_rate_hz = 60;
   s.ticks = ticks;
-  add_faults(s, 0.0, round_trip_ms / 2 - 5, 10);  // jitter adds 0 to 10 ms each way
+  s.prediction_window = prediction_window;
+  // Jitter adds 0 to jitter_ms each way: a mean round trip of round_trip_ms.
+  add_faults(s, 0.0, (round_trip_ms - jitter_ms) / 2, jitter_ms);
   return s;
 }
 

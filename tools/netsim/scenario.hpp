@@ -99,7 +99,7 @@ Scenario late_player(std::uint64_t seed, std::uint64_t ticks, std::uint32_t join
 Scenario resync(std::uint64_t seed, std::uint64_t ticks, std::uint64_t tick, double loss);
 
 Scenario round_trip(std::uint64_t seed, std::uint32_t round_trip_ms, std::optional<std::uint32_t> delay,
-                    std::uint64_t ticks);
+                    std::uint64_t ticks, std::uint32_t jitter_ms = 10, std::uint32_t prediction_window = 0);
 
 struct ScenarioReport {
   bool ok = true;
@@ -128,6 +128,15 @@ struct ScenarioReport {
   /// and the largest state.
   double resync_ms = 0;
   std::uint64_t resync_bytes = 0;
+  /// Over the players that finished: the worst input latency percentiles (ticks), and with
+  /// prediction the rollbacks and re-simulated ticks in all, the most in one rollback, and the
+  /// deepest prediction.
+  std::uint64_t latency_p50_ticks = 0;
+  std::uint64_t latency_p99_ticks = 0;
+  std::uint64_t rollbacks = 0;
+  std::uint64_t resimulated_ticks = 0;
+  std::uint64_t resimulated_max = 0;
+  std::uint64_t prediction_max = 0;
 };
 
 /// Runs `scenario` to the end, its participants writing any desync evidence into `evidence_dir`;

@@ -49,6 +49,7 @@ struct NetStats {
   std::uint64_t prediction_max = 0;
   std::uint64_t rollbacks = 0;
   std::uint64_t resimulated_ticks = 0;
+  std::uint64_t resimulated_max = 0;  ///< the most ticks one rollback stepped again
   /// A player's input latency: for each own input, the ticks of the session's clock from its
   /// sampling to the first shown state stepped with it (lockstep: the input delay plus stalls);
   /// the median and 99th percentile, nothing before any input has shown.
@@ -63,7 +64,7 @@ struct NetStats {
 /// on the host), state_bytes, state_ms and
 /// caught_up_ms (a late joiner's; null when not one), playing_ms (a late player's), desyncs, resync_bytes and resync_ms (null
 /// when this participant was not resynced), prediction_window, prediction_max, rollbacks,
-/// resimulated_ticks, input_latency_p50_ticks and input_latency_p99_ticks (null for a spectator,
+/// resimulated_ticks, resimulated_max, input_latency_p50_ticks and input_latency_p99_ticks (null for a spectator,
 /// a relay host, or before an input showed), dropped (reason → count, the reasons that occurred).
 std::string stats_json(const NetStats& stats);
 

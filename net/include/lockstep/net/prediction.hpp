@@ -75,11 +75,14 @@ class Prediction {
   [[nodiscard]] std::span<Input> next_inputs() { return inputs_; }
 
   /// Steps the predicted state one tick with next_inputs(), copying it to `previous` first when
-  /// given. A step that fails leaves nothing predicted.
+  /// given. The inputs are stepped as their bytes decode, as confirmed ticks are, so that inputs
+  /// whose bytes match the host's are the same values. A step that fails leaves nothing predicted.
   Status step_next(S* previous) {
     std::vector<std::byte>& used = used_[(tick_ + 1) % k_ring];
     for (std::uint32_t p = 0; p < players_; ++p) {
-      inputs_[p].to_bytes(std::span<std::byte, k_input_bytes>(used.data() + std::size_t{p} * k_input_bytes, k_input_bytes));
+      const std::span<std::byte, k_input_bytes> bytes(used.data() + std::size_t{p} * k_input_bytes, k_input_bytes);
+      inputs_[p].to_bytes(bytes);
+      inputs_[p] = Input::from_bytes(std::span<const std::byte, k_input_bytes>(bytes)).value_or(Input{});
     }
     if (previous != nullptr) *previous = state_;
     if (Status stepped = state_.step(std::span<const Input>(inputs_)); !stepped) {

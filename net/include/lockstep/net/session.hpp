@@ -176,7 +176,7 @@ class Session {
     input.to_bytes(std::span<std::byte, k_input_bytes>(bytes));
     protocol_->add_local_input(*tick, bytes);
     produced_through_ = *tick;
-    local_[*tick % k_local_ring] = {*tick, input, clock_ticks_};
+    local_[*tick % k_local_ring] = {*tick, input, clock_count_};
     protocol_->poll(now_);
   }
 
@@ -281,9 +281,17 @@ class Session {
   /// The confirmed tick and its state hash: what is recorded, hashed and compared.
   [[nodiscard]] std::uint64_t tick() const { return runner_ ? runner_->tick() : 0; }
   [[nodiscard]] std::uint64_t hash() const { return runner_ ? runner_->hash() : 0; }
-  /// W, the prediction window this participant steps with (0: lockstep, and for spectators and
-  /// relay hosts).
-  [[nodiscard]] std::uint32_t prediction_window() const { return is_player() ? parameters().prediction_window : 0; }
+  /// W, the prediction window this participant steps with now (0: lockstep, and for spectators
+  /// and relay hosts): the host's, or less when its steps cost too much to fit (set_step_clock).
+  [[nodiscard]] std::uint32_t prediction_window() const { return runner_ && is_player() ? window_ : 0; }
+  /// With prediction: the clock a session times its own steps with (a monotonic one; drive() sets
+  /// the real clock). A frame's work is up to W + D + 1 steps; when that many would not fit a tick,
+  /// the session predicts less far (prediction_window() says how far). Unset: no timing, the
+  /// host's W always (virtual time, where a step costs nothing).
+  void set_step_clock(std::function<Instant()> clock) { step_clock_ = std::move(clock); }
+  /// The mean cost of a step as the step clock measured it, in microseconds (0: not measured).
+  /// Spectators and lockstep players measure it too, though only prediction uses it.
+  [[nodiscard]] double step_cost_us() const { return step_cost_us_; }
   /// With prediction: how the others' inputs are predicted (unset: each repeats its last
   /// confirmed input). A wrong prediction costs a rollback, never a desync.
   void set_predictor(Predictor predictor) { predictor_ = std::move(predictor); }
@@ -323,6 +331,7 @@ class Session {
     s.prediction_window = prediction_window();
     s.rollbacks = rollbacks_;
     s.resimulated_ticks = resimulated_;
+    s.resimulated_max = resimulated_max_;
     s.prediction_max = prediction_max_;
     s.input_latency_p50_ticks = latency_.percentile(0.5);
     s.input_latency_p99_ticks = latency_.percentile(0.99);
@@ -398,9 +407,14 @@ class Session {
                         .value_or(Input{});
     }
     // The state shown before the present's tick, when this one makes or reaches the present.
-    if (next >= present_) previous_ = runner_->simulation();
+    if (next >= present_) {
+      previous_ = runner_->simulation();
+      has_previous_ = true;
+    }
+    const Instant began = step_began();
     Result<std::uint64_t> stepped = runner_->step(decoded_);
     if (!stepped) return fail_session(stepped.error().message);
+    note_step_cost(began);
     if (predicting()) prediction_.confirm(next, raw);
     if (perturb_ && next == perturb_tick_) {
       perturb_(runner_->simulation_for_update());
@@ -432,13 +446,13 @@ class Session {
 
   /// A player of a session with prediction, stepping by its clock (not catching up).
   [[nodiscard]] bool predicting() const {
-    return runner_.has_value() && prediction_window() > 0 && !catching_up_;
+    return runner_.has_value() && is_player() && parameters().prediction_window > 0 && !catching_up_ && !ended();
   }
   /// The clock has a tick due that the present may take as a predicted one: within the window,
   /// before the end, and not known yet (a known one is stepped as confirmed).
   [[nodiscard]] bool can_predict() const {
     const std::uint64_t next = present_ + 1;
-    return due_ > 0 && next <= parameters().end_tick && present_ - runner_->tick() < prediction_window() &&
+    return due_ > 0 && next <= parameters().end_tick && present_ - runner_->tick() < window_ &&
            !protocol_->ticks().known(next);
   }
   /// The predicted state is not that of the present tick: it was found wrong, fell behind the
@@ -456,9 +470,13 @@ class Session {
     if (present_ <= confirmed) return true;
     if (rollback_forced_ || !prediction_.usable(confirmed)) {
       const std::uint64_t wrong = prediction_.wrong_at();
-      if (wrong != 0 || rollback_forced_) {
+      // A rollback steps again ticks that were predicted past the confirmed one (a prediction
+      // found wrong only where the confirmed state has already reached is simply replaced).
+      if ((wrong != 0 || rollback_forced_) && prediction_.tick() > confirmed) {
         ++rollbacks_;
-        resimulated_ += prediction_.tick() > confirmed ? prediction_.tick() - confirmed : 0;
+        const std::uint64_t again = prediction_.tick() - confirmed;
+        resimulated_ += again;
+        resimulated_max_ = std::max(resimulated_max_, again);
         corrected_from_ = wrong != 0 ? wrong : confirmed + 1;
       }
       prediction_.restart(runner_->simulation(), confirmed);
@@ -468,9 +486,11 @@ class Session {
       const std::uint64_t next = prediction_.tick() + 1;
       predict_inputs(next, prediction_.next_inputs());
       const bool last = next == present_;
+      const Instant began = step_began();
       if (Status stepped = prediction_.step_next(last ? &previous_ : nullptr); !stepped) {
         return fail_session("predicted tick " + std::to_string(next) + ": " + stepped.error().message);
       }
+      note_step_cost(began);
       if (last) has_previous_ = true;
     }
     return true;
@@ -497,11 +517,38 @@ class Session {
     }
   }
 
+  /// The step clock's time, when there is one.
+  [[nodiscard]] Instant step_began() const { return step_clock_ ? step_clock_() : Instant{0}; }
+  /// A step that began at `began` ended now: its cost joins the mean, and with prediction the
+  /// window in force becomes what fits a tick (a frame's work is at most W + D + 1 steps). The
+  /// first k_cost_warmup steps only start the mean (the first ones run cold); after them one
+  /// step counts for at most four times the mean (a step the scheduler paused is no measure), a
+  /// sixteenth each. A smaller window takes effect as the confirmed tick comes within it: the
+  /// present is never further ahead than the window in force, once it is.
+  void note_step_cost(Instant began) {
+    if (!step_clock_) return;
+    const auto cost = static_cast<double>((step_clock_() - began).count());
+    ++costs_measured_;
+    if (costs_measured_ <= k_cost_warmup) {
+      step_cost_us_ += (cost - step_cost_us_) / static_cast<double>(costs_measured_);
+      return;
+    }
+    step_cost_us_ += (std::min(cost, 4.0 * step_cost_us_ + 1.0) - step_cost_us_) / 16.0;
+    if (!predicting() || step_cost_us_ <= 0) return;
+    const double fit = 1e6 / static_cast<double>(parameters().tick_rate_hz) / step_cost_us_;
+    const double room = fit - static_cast<double>(protocol_->input_delay_after(present_)) - 1.0;
+    const auto target = static_cast<std::uint32_t>(
+        std::clamp(std::floor(room), 0.0, static_cast<double>(parameters().prediction_window)));
+    window_ = std::max(target, std::min(window_, static_cast<std::uint32_t>(present_ - runner_->tick())));
+  }
+
   /// The present reached a new tick: when this player gave an input for it, how long it took.
   void note_shown() {
-    if (!is_player()) return;
+    // Once a tick: a resynced player shows the ticks after the host's state again.
+    if (!is_player() || present_ <= shown_through_) return;
+    shown_through_ = present_;
     const LocalInput& local = local_[present_ % k_local_ring];
-    if (local.tick == present_) latency_.add(clock_ticks_ > local.sampled_at ? clock_ticks_ - local.sampled_at : 0);
+    if (local.tick == present_) latency_.add(clock_count_ - local.sampled_at);
   }
 
   /// Time sync with prediction: the host says by how many ticks this player's clock runs ahead of
@@ -592,6 +639,7 @@ class Session {
     const std::uint32_t ticks = clock_->advance(now - last_frame_).ticks;
     last_frame_ = now;
     clock_ticks_ = std::min(clock_ticks_ + ticks, parameters().end_tick);
+    clock_count_ += ticks;
     due_ = std::min<std::uint64_t>(due_ + (predicting() ? time_sync(ticks, now) : ticks), 8);
     const std::uint64_t tick = runner_->tick();
     if (!is_player()) {
@@ -599,10 +647,12 @@ class Session {
       return;
     }
     if (predicting()) {
-      // With prediction a player stalls only at the window's edge: W ticks past the confirmed one.
+      // With prediction a player stalls only at the window's edge: W ticks past the confirmed one,
+      // counting the confirmed ticks in hand that this frame steps next.
       const std::uint64_t next = present_ + 1;
+      const std::uint64_t reach = std::max(tick, std::min(protocol_->ticks().known_through(), present_));
       if (due_ > 0 && produced_through_ >= next && next <= parameters().end_tick &&
-          present_ - tick >= prediction_window() && !protocol_->ticks().known(next)) {
+          present_ - reach >= window_ && !protocol_->ticks().known(next)) {
         if (stalled_on_ != next) {
           ++stalls_;
           stalled_on_ = next;
@@ -687,6 +737,7 @@ class Session {
   /// nothing is predicted (a prediction is rebuilt from this state).
   void restart_present() {
     present_ = runner_->tick();
+    if (window_ == 0 || window_ > parameters().prediction_window) window_ = parameters().prediction_window;
     prediction_.reset(runner_->simulation().players());
     has_previous_ = false;
   }
@@ -786,6 +837,7 @@ class Session {
   bool started_ = false;
   std::uint64_t due_ = 0;
   std::uint64_t clock_ticks_ = 0;
+  std::uint64_t clock_count_ = 0;  ///< the clock's ticks since tick 1's start, uncapped (input latency)
   std::uint64_t produced_through_ = 0;
   std::uint64_t stalls_ = 0;
   std::uint64_t stalled_on_ = 0;
@@ -831,6 +883,7 @@ class Session {
   static_assert(k_local_ring > k_max_input_delay + k_max_prediction_window + 8);
   std::array<LocalInput, k_local_ring> local_{};
   std::uint64_t present_ = 0;  ///< the tick state() is of (≥ the confirmed tick)
+  std::uint64_t shown_through_ = 0;  ///< the latest present tick yet (its input latency counted)
   Prediction<S> prediction_;
   S previous_{};               ///< the state one tick before the present's
   bool has_previous_ = false;
@@ -838,12 +891,18 @@ class Session {
   InputLatency latency_;
   std::uint64_t rollbacks_ = 0;
   std::uint64_t resimulated_ = 0;
+  std::uint64_t resimulated_max_ = 0;
   std::uint64_t prediction_max_ = 0;
   std::uint64_t corrected_from_ = 0;
   std::uint64_t sync_debt_ = 0;  ///< clock ticks to let pass unstepped (time sync)
   Instant sync_hold_until_{0};
   bool force_rollback_ = false;
   bool rollback_forced_ = false;  ///< a forced rollback is due this frame
+  std::uint32_t window_ = 0;      ///< the prediction window in force (≤ the host's W)
+  std::function<Instant()> step_clock_;
+  static constexpr std::uint64_t k_cost_warmup = 32;
+  std::uint64_t costs_measured_ = 0;
+  double step_cost_us_ = 0;       ///< the steps' mean cost, by the step clock
 };
 
 }  // namespace lockstep::net

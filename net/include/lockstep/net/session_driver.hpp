@@ -66,6 +66,8 @@ template <Simulation S>
 DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_context& io, const RealClock& clock,
                   const DriverOptions<S>& options) {
   DriveResult out;
+  // With prediction the session times its steps on the real clock, and predicts no further than fits a tick.
+  session.set_step_clock([&clock] { return clock.now(); });
   Instant last_line = clock.now();
   NetStats last_stats = session.stats();
   while (!session.ended()) {
@@ -109,6 +111,7 @@ DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_contex
   // What the fault simulator still holds (goodbyes included) goes out before the socket closes.
   const Instant deadline = clock.now() + std::chrono::milliseconds(500);
   while (socket.flush_due() && clock.now() < deadline) io.run_for(std::chrono::milliseconds(1));
+  session.set_step_clock({});  // the clock is the caller's, and may go before the session
   out.stats = session.stats();
   out.stats.dropped.counts[static_cast<std::size_t>(DropReason::simulated_loss)] += socket.stats().simulated_losses;
   options.log("net (session): " + stats_line(out.stats));

@@ -38,6 +38,12 @@ struct LiveState {
   std::uint32_t input_delay = 0;
   std::optional<double> rtt_ms;  ///< none: no network
   std::uint64_t stalls = 0;      ///< ticks the local clock waited or dropped
+  /// A player's input latency (median, 99th percentile, in ticks), once an input has shown.
+  std::optional<std::uint64_t> latency_p50_ticks;
+  std::optional<std::uint64_t> latency_p99_ticks;
+  /// With prediction: the window W, and how far the shown tick is past the confirmed one.
+  std::uint32_t prediction_window = 0;
+  std::uint64_t prediction_depth = 0;
 };
 
 /// What the pages of a live session are told about its simulation.

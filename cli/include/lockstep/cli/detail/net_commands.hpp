@@ -19,6 +19,7 @@
 #include "lockstep/cli/detail/run_command.hpp"
 #include "lockstep/cli/hooks.hpp"
 #include "lockstep/cli/stop_signal.hpp"
+#include "lockstep/engine/state_hash.hpp"
 #include "lockstep/net/session_driver.hpp"
 
 namespace lockstep::cli::detail {
@@ -69,7 +70,15 @@ class NetView {
 
   [[nodiscard]] LiveState state() const {
     const net::NetStats stats = session_->stats();
-    return {session_->tick(), session_->hash(), stats.input_delay, stats.rtt_ms, stats.stall_ticks};
+    return {session_->tick(),
+            session_->hash(),
+            stats.input_delay,
+            stats.rtt_ms,
+            stats.stall_ticks,
+            stats.input_latency_p50_ticks,
+            stats.input_latency_p99_ticks,
+            stats.prediction_window,
+            session_->present_tick() - session_->tick()};
   }
 
   [[nodiscard]] LiveDescription describe() const {
@@ -87,12 +96,16 @@ class NetView {
       welcomed_ = true;
       live_.describe_again(describe());
     }
+    // With prediction the page draws the predicted state of the present tick (its hash is this
+    // participant's own, recorded nowhere), and the confirmed one when they are the same tick.
     const S* sim = session_->state();
-    const std::uint64_t tick = session_->tick();
+    const std::uint64_t tick = session_->present_tick();
     if (sim == nullptr || live_.pages_open() == 0 || tick == shown_tick_) return;
+    const bool confirmed = tick == session_->tick();
     const net::TickLog& ticks = session_->protocol().ticks();
     const std::span<const std::byte> inputs = ticks.known(tick) ? ticks.inputs_of(tick) : std::span<const std::byte>{};
-    live_.send_frame(*sim, tick, session_->hash(), inputs, session_->parameters().players, !record_.empty());
+    live_.send_frame(*sim, tick, confirmed ? session_->hash() : canonical_hash(hasher_, tick, *sim), inputs,
+                     session_->parameters().players, confirmed && !record_.empty());
     if (tick / 6 != shown_tick_ / 6 || live_.keys_from_tick() != shown_keys_from_) {
       live_.send_status(state(), "running", "");
       shown_keys_from_ = live_.keys_from_tick();
@@ -107,6 +120,7 @@ class NetView {
   bool is_host_ = false;
   bool welcomed_ = false;
   std::uint64_t shown_tick_ = 0;       ///< the last tick whose frame went out
+  Xxh3Sink hasher_;                     ///< a predicted frame's hash
   std::uint64_t shown_keys_from_ = 0;  ///< the keys_from_tick the last status said
 };
 

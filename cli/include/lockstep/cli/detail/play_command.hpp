@@ -72,7 +72,13 @@ class LocalPlay {
   [[nodiscard]] std::uint64_t written_tick() const { return written_tick_; }
 
  private:
-  [[nodiscard]] LiveState state() const { return {runner_.tick(), runner_.hash(), 0, std::nullopt, stalls_}; }
+  [[nodiscard]] LiveState state() const {
+    LiveState s;
+    s.tick = runner_.tick();
+    s.hash = runner_.hash();
+    s.stalls = stalls_;
+    return s;
+  }
 
   [[nodiscard]] LiveDescription describe() const {
     return {options_.record.empty() ? "(not recorded)" : options_.record, runner_.tick(), end_tick_, shown_tick_rate_hz<S>(config_),
