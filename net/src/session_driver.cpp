@@ -1,8 +1,16 @@
 #include "lockstep/net/session_driver.hpp"
 
+#include <time.h>
+
 #include "lockstep/engine/runner.hpp"
 
 namespace lockstep::net {
+
+Instant thread_cpu_time() {
+  timespec t{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return Instant{0};
+  return Instant{static_cast<std::int64_t>(t.tv_sec) * 1'000'000 + t.tv_nsec / 1000};
+}
 
 namespace {
 

@@ -285,7 +285,7 @@ class Session {
   /// and relay hosts): the host's, or less when its steps cost too much to fit (set_step_clock).
   [[nodiscard]] std::uint32_t prediction_window() const { return runner_ && is_player() ? window_ : 0; }
   /// With prediction: the clock a session times its own steps with (a monotonic one; drive() sets
-  /// the real clock). A frame's work is up to W + D + 1 steps; when that many would not fit a tick,
+  /// its thread's CPU time, thread_cpu_time()). A frame's work is up to W + D + 1 steps; when that many would not fit a tick,
   /// the session predicts less far (prediction_window() says how far). Unset: no timing, the
   /// host's W always (virtual time, where a step costs nothing).
   void set_step_clock(std::function<Instant()> clock) { step_clock_ = std::move(clock); }

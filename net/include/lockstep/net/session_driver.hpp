@@ -55,6 +55,10 @@ class RealClock {
   std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
 };
 
+/// The CPU time this thread has used: what a step costs, without the time other processes on the
+/// machine took from it (a session's step clock, Session::set_step_clock).
+Instant thread_cpu_time();
+
 /// A person's line for one of a participant's events ("peer: player 2 is gone at tick 310 …"),
 /// or "" for events not worth a line. `name` starts the line; `countdown_ms` and `netsim` are
 /// what a host's "session starts" line says.
@@ -66,8 +70,9 @@ template <Simulation S>
 DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_context& io, const RealClock& clock,
                   const DriverOptions<S>& options) {
   DriveResult out;
-  // With prediction the session times its steps on the real clock, and predicts no further than fits a tick.
-  session.set_step_clock([&clock] { return clock.now(); });
+  // With prediction the session times its steps (in this thread's CPU time: a loaded machine's
+  // other processes are no cost of a step), and predicts no further than fits a tick.
+  session.set_step_clock(&thread_cpu_time);
   Instant last_line = clock.now();
   NetStats last_stats = session.stats();
   while (!session.ended()) {
@@ -111,7 +116,6 @@ DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_contex
   // What the fault simulator still holds (goodbyes included) goes out before the socket closes.
   const Instant deadline = clock.now() + std::chrono::milliseconds(500);
   while (socket.flush_due() && clock.now() < deadline) io.run_for(std::chrono::milliseconds(1));
-  session.set_step_clock({});  // the clock is the caller's, and may go before the session
   out.stats = session.stats();
   out.stats.dropped.counts[static_cast<std::size_t>(DropReason::simulated_loss)] += socket.stats().simulated_losses;
   options.log("net (session): " + stats_line(out.stats));
