@@ -110,10 +110,10 @@ class Prediction {
 class InputLatency {
  public:
   /// Latencies from 0 to this many ticks are told apart; longer ones count as this many.
-  static constexpr std::uint64_t k_max_ticks = 255;
+  static constexpr std::size_t k_max_ticks = 255;
 
   void add(std::uint64_t ticks) {
-    ++counts_[std::min(ticks, k_max_ticks)];
+    ++counts_[static_cast<std::size_t>(std::min<std::uint64_t>(ticks, k_max_ticks))];
     ++total_;
   }
   [[nodiscard]] std::uint64_t count() const { return total_; }
@@ -122,11 +122,11 @@ class InputLatency {
     if (total_ == 0) return std::nullopt;
     const auto needed = static_cast<std::uint64_t>(std::ceil(share * static_cast<double>(total_)));
     std::uint64_t seen = 0;
-    for (std::uint64_t t = 0; t <= k_max_ticks; ++t) {
+    for (std::size_t t = 0; t <= k_max_ticks; ++t) {
       seen += counts_[t];
-      if (seen >= std::max<std::uint64_t>(needed, 1)) return t;
+      if (seen >= std::max<std::uint64_t>(needed, 1)) return std::uint64_t{t};
     }
-    return k_max_ticks;
+    return std::uint64_t{k_max_ticks};
   }
 
  private:
