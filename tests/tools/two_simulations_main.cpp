@@ -1,7 +1,9 @@
 // A command line for two simulations at once, the walkers of the tests and the built-in world:
 // the tests check that each one's files are played by the simulation they name, that --sim
 // chooses the one `run` and `host` start, and that the walkers' configuration options, declared
-// through their hooks, reach the recorded configuration.
+// through their hooks, reach the recorded configuration; and that a predict_input hook is what a
+// session predicts with (the walkers' guesses a change of step every tick, so they are wrong
+// whenever a walker keeps its step, which bots do for 6 to 60 ticks).
 
 #include <optional>
 
@@ -22,6 +24,9 @@ struct lockstep::cli::Hooks<lockstep::testing::WalkerSim> {
     if (players) config.players = *players;
     if (config.players > 8) return fail("walkers take 1 to 8 players, not ", config.players);
     return config;
+  }
+  static testing::WalkerInput predict_input(std::uint32_t, std::uint64_t, const testing::WalkerInput& last_confirmed) {
+    return {static_cast<std::int8_t>(last_confirmed.step == 1 ? -1 : last_confirmed.step + 1)};
   }
 };
 

@@ -24,6 +24,10 @@
 ///   static std::string describe_state(const MySim& sim);
 ///   // Lines `info` prints about a replay's configuration before its JSON. Default: none.
 ///   static std::string describe_config(const MySim::Config& config);
+///   // With prediction (`host --rollback W`), the input `player` is expected to give at `tick`,
+///   // from the last one confirmed for it (net::Session::set_predictor). Default: that input,
+///   // repeated. A wrong guess costs a rollback, never a different confirmed state.
+///   static MySim::Input predict_input(std::uint32_t player, std::uint64_t tick, const MySim::Input& last_confirmed);
 ///   // Test only: `--debug-perturb-tick T` nudges one value of the state after tick T (to cause
 ///   // a desync on purpose). Without it, host and join have no such option.
 ///   static void perturb(MySim& sim);
@@ -121,6 +125,11 @@ concept HasConfigOptions = requires(CLI::App& app, typename Hooks<S>::Options& o
 
 template <class S>
 concept HasPerturb = requires(S& sim) { Hooks<S>::perturb(sim); };
+
+template <class S>
+concept HasPredictInput = requires(std::uint32_t player, std::uint64_t tick, const typename S::Input& input) {
+  { Hooks<S>::predict_input(player, tick, input) } -> std::same_as<typename S::Input>;
+};
 
 template <class S>
 concept HasDraw = requires(const S& sim, DrawList& out) { Hooks<S>::draw(sim, out); };

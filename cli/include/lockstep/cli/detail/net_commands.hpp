@@ -144,8 +144,14 @@ net::DriverOptions<S> driver_options(const SessionFlags& o, const std::string& n
   return d;
 }
 
+/// What S's hooks give a session: its predictor, and the perturbation --debug-perturb-tick asks for.
 template <class S>
-void perturb_if_asked(net::Session<S>& session, const SessionFlags& o) {
+void apply_session_hooks(net::Session<S>& session, const SessionFlags& o) {
+  if constexpr (HasPredictInput<S>) {
+    session.set_predictor([](std::uint32_t player, std::uint64_t tick, const typename S::Input& last_confirmed) {
+      return Hooks<S>::predict_input(player, tick, last_confirmed);
+    });
+  }
   if constexpr (HasPerturb<S>) {
     if (o.perturb_tick != 0) session.debug_perturb(o.perturb_tick, [](S& sim) { Hooks<S>::perturb(sim); });
   }
@@ -186,7 +192,7 @@ void host_command(const HostOptions<S>& options, int* exit_code) {
   const net::RealClock clock;
   Result<net::Session<S>> session = net::Session<S>::host(config, o.seed, host, clock.now());
   if (!session) throw CommandError{session.error().message};
-  perturb_if_asked(session.value(), o.session);
+  apply_session_hooks(session.value(), o.session);
   const std::unique_ptr<NetView<S>> view = view_if_asked(o.session, session.value(), driver, !o.session.bot && !o.relay);
   const std::uint16_t port = socket.value()->local_endpoint().port();
   const std::vector<std::string> invites = invite_lines(host.credentials, session->host_protocol()->host_key());
@@ -220,7 +226,7 @@ void join_command(const JoinFlags& o, net::Role role, int* exit_code) {
   const net::RealClock clock;
   Result<net::Session<S>> session = net::Session<S>::join(join, clock.now());
   if (!session) throw CommandError{session.error().message};
-  perturb_if_asked(session.value(), o.session);
+  apply_session_hooks(session.value(), o.session);
   driver.log(describe_join(driver.name, o, role, join, local_invite));
   const std::unique_ptr<NetView<S>> view =
       view_if_asked(o.session, session.value(), driver, role == net::Role::player && !o.session.bot);
