@@ -51,19 +51,41 @@ void check_plays_from(const net::TickLog& ticks, std::uint8_t slot, std::uint64_
   }
 }
 
+/// With prediction on (W > 0), what every player's statistics must show: it predicted, no
+/// further than W, and rolled back (busy_input changes every tick, so a repeated input is always
+/// a wrong guess).
+void check_predicted(const net::NetStats& stats, std::uint32_t window) {
+  INFO(net::stats_json(stats));
+  CHECK(stats.prediction_window == window);
+  CHECK(stats.prediction_max >= 1);
+  CHECK(stats.prediction_max <= window);
+  CHECK(stats.rollbacks > 0);
+}
+
+/// The network of a test that runs with and without prediction: with it, 40 ms each way, so that
+/// every player runs ahead of what is confirmed (the fixed delay of 2 ticks covers less).
+net::NetSimConfig predicting_network(net::NetSimConfig net, std::uint32_t window) {
+  if (window > 0) net.delay_ms = std::max<std::uint32_t>(net.delay_ms, 40);
+  return net;
+}
+
 }  // namespace
 
 TEST_CASE("a third player joins a session of two under way at tick 600, through loss: it gets the state, "
-          "plays from the tick the host announced, and everyone ends on one hash",
-          "[net][session][late]") {
+          "plays from the tick the host announced, and everyone ends on one hash; with prediction too",
+          "[net][session][late][prediction]") {
   VirtualSessions<WalkerSim> group;
+  const std::uint32_t window = GENERATE(0u, 8u);
+  INFO("host --rollback " << window);
   net::HostConfig host = host_config(1200);
   host.start_with = 2;
+  host.prediction_window = window;
   net::NetSimConfig lossy;
   lossy.loss = 0.1;
   lossy.delay_ms = 15;
   lossy.jitter_ms = 5;
   lossy.seed = 1;
+  lossy = predicting_network(lossy, window);
   REQUIRE(group.host({3, 1000}, 5, host, lossy, busy_input).ok());
   lossy.seed = 2;
   group.join(net::Role::player, join_config(), lossy, busy_input);
@@ -100,19 +122,27 @@ TEST_CASE("a third player joins a session of two under way at tick 600, through 
   const net::NetStats stats = third.session->stats();
   CHECK(stats.state_bytes > 0);
   REQUIRE(stats.caught_up_ms);
+  // The late player's predicted copy starts from the state it received, and predicts from there.
+  if (window > 0) {
+    for (std::size_t i = 0; i < group.size(); ++i) check_predicted(group[i].session->stats(), window);
+  }
 }
 
 TEST_CASE("a player whose process died reclaims its slot with its key, before or after it was declared "
-          "gone, and plays on to the same final hash",
-          "[net][session][reconnect]") {
+          "gone, and plays on to the same final hash; with prediction too",
+          "[net][session][reconnect][prediction]") {
   VirtualSessions<WalkerSim> group;
-  REQUIRE(group.host({3, 1000}, 5, host_config(1200), {}, busy_input).ok());
-  group.join(net::Role::player, join_config(), {}, busy_input);
-  group.join(net::Role::player, join_config(), {}, busy_input);
+  const std::uint32_t window = GENERATE(0u, 8u);
+  net::HostConfig host = host_config(1200);
+  host.prediction_window = window;
+  const net::NetSimConfig network = predicting_network({}, window);
+  REQUIRE(group.host({3, 1000}, 5, host, network, busy_input).ok());
+  group.join(net::Role::player, join_config(), network, busy_input);
+  group.join(net::Role::player, join_config(), network, busy_input);
   // At once (the host still holds inputs the dead process sent for ticks after the state), within
   // the timeout, and after it.
   const milliseconds restart_after = GENERATE(milliseconds(0), milliseconds(500), milliseconds(4000));
-  INFO("restarted " << restart_after.count() << " ms after the kill");
+  INFO("restarted " << restart_after.count() << " ms after the kill, host --rollback " << window);
   std::optional<net::Reclaim> key;
   Instant killed_at{0};
   std::optional<std::size_t> again;
@@ -130,7 +160,7 @@ TEST_CASE("a player whose process died reclaims its slot with its key, before or
     if (key && !again && now - killed_at >= restart_after) {
       net::JoinConfig j = join_config();
       j.reclaim = key;
-      again = group.join(net::Role::player, j, {}, busy_input);
+      again = group.join(net::Role::player, j, network, busy_input);
     }
   }));
   REQUIRE(key);
@@ -151,6 +181,9 @@ TEST_CASE("a player whose process died reclaims its slot with its key, before or
   // player says goodbye after its last tick).
   REQUIRE(plays_from > back.first_tick);
   check_plays_from(group[0].session->protocol().ticks(), 2, plays_from - 1, plays_from);
+  if (window > 0) {
+    for (std::size_t i : {std::size_t{0}, std::size_t{1}, *again}) check_predicted(group[i].session->stats(), window);
+  }
 }
 
 TEST_CASE("a reconnect key is good for its own session and slot only", "[net][session][reconnect][hostile]") {
@@ -183,28 +216,33 @@ TEST_CASE("a reconnect key is good for its own session and slot only", "[net][se
 }
 
 TEST_CASE("resyncing: a perturbed player gets the host's state and goes on, every participant leaves "
-          "evidence, and all end on one hash",
-          "[net][session][resync]") {
+          "evidence, and all end on one hash; with prediction too, the perturbed player's predicted copy "
+          "rebuilt from the host's state",
+          "[net][session][resync][prediction]") {
   lockstep::testing::TempDir dir;
   VirtualSessions<WalkerSim> group;
+  const std::uint32_t window = GENERATE(0u, 8u);
   net::HostConfig host = host_config(900);
   host.resync = true;
   host.evidence_dir = dir.path();
   host.record = dir.file("host.lsr");
-  REQUIRE(group.host({3, 1000}, 5, host, {}, busy_input).ok());
+  host.prediction_window = window;
+  const net::NetSimConfig network = predicting_network({}, window);
+  REQUIRE(group.host({3, 1000}, 5, host, network, busy_input).ok());
   net::JoinConfig join = join_config();
   join.evidence_dir = dir.path();
-  group.join(net::Role::player, join, {}, busy_input);
+  group.join(net::Role::player, join, network, busy_input);
   join.record = dir.file("perturbed.lsr");
-  group.join(net::Role::player, join, {}, busy_input);
+  group.join(net::Role::player, join, network, busy_input);
   join.record.clear();
-  group.join(net::Role::spectator, join);
+  group.join(net::Role::spectator, join, network);
   const auto nudge = [](WalkerSim& sim) {
     std::vector<WalkerInput> push = {WalkerInput{1}, WalkerInput{1}, WalkerInput{1}};
     (void)sim.step(push);  // one extra step: a state no one else has
   };
   group[2].session->debug_perturb(300, nudge);
   const bool again = GENERATE(false, true);
+  INFO("host --rollback " << window << (again ? ", diverging again after the resync" : ""));
   bool perturbed_again = false;
   std::vector<std::vector<net::ProtocolEvent>> events(group.size());
   REQUIRE(group.run(seconds(60), [&](Instant) {
@@ -249,6 +287,12 @@ TEST_CASE("resyncing: a perturbed player gets the host's state and goes on, ever
     CHECK(group.agree() == false);  // the perturbed player's hashes differ from 300 until its resync
     // Its recording starts again from the host's state; what it recorded before is kept beside it.
     CHECK(std::filesystem::exists(dir.file("perturbed.before-resync-at-300.lsr")));
+    if (window > 0) {
+      for (std::size_t i = 0; i < 3; ++i) check_predicted(group[i].session->stats(), window);
+      // The spectator stays pure lockstep.
+      CHECK(group[3].session->stats().rollbacks == 0);
+      CHECK(group[3].session->stats().prediction_max == 0);
+    }
   }
 }
 
