@@ -82,7 +82,7 @@ TEST_CASE("two separate processes agree on every hash of 10,000 arena ticks, wit
           "the sync test",
           "[tools][run][determinism]") {
   TempDir dir;
-  const std::string ticks = std::to_string(lockstep::testing::scaled(10000, 2000));
+  const std::string ticks = std::to_string(lockstep::testing::scaled(10000, 1000));
   const ProcessResult a = run_lockstep({"run", "--ticks", ticks, "--hash-log", dir.file("a.log")});
   const ProcessResult b = run_lockstep({"run", "--ticks", ticks, "--hash-log", dir.file("b.log")});
   const ProcessResult sync = run_lockstep({"run", "--ticks", ticks, "--sync-test"});
