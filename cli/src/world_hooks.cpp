@@ -1,6 +1,8 @@
 #include "lockstep/cli/world_hooks.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <initializer_list>
 #include <string_view>
 #include <cstdio>
@@ -48,9 +50,57 @@ void Hooks<World>::add_options(CLI::App& command, Options& options) {
                   choices({"explicit", "semi-implicit", "verlet", "rk4"}, integrator_name(arena.integrator)))
       ->check(CLI::IsMember({"explicit", "semi-implicit", "verlet", "rk4"}));
   cmd->add_option("--threads", options.threads,
-                  "Threads each step is spread over (default " + std::to_string(options.threads) +
-                      "; 0: the machine's cores); the results are the same on any number")
-      ->check(whole_number(0, k_max_threads));
+                  "Threads each step is spread over (default " + options.threads +
+                      "; 0: the machine's cores; auto: the cores, or one when a step of this world is no faster "
+                      "on them, timed once at the start); the results are the same on any number")
+      ->check(CLI::IsMember({"auto"}) | whole_number(0, k_max_threads));
+}
+
+namespace {
+
+/// The median of a few durations (µs).
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+}  // namespace
+
+Result<ThreadChoice> choose_threads(const WorldConfig& config) {
+  ThreadChoice choice;
+  choice.cores = resolve_thread_count(0);
+  if (choice.cores == 1) return choice;  // one core (or a build without threads): nothing to choose
+  WorldConfig measured = config;
+  measured.threads = 1;
+  Result<World> made = World::create(measured, 1);
+  if (!made) return made.error();
+  World one = made.value();
+  World cores = std::move(made).value();
+  cores.set_threads(choice.cores);
+  const std::vector<ButtonInput> neutral(config.players);
+  // In turn, so that a change in the machine's load falls on both; the first steps of each start
+  // its threads and scratch, and are not counted.
+  constexpr int k_warm_up = 2;
+  constexpr int k_most_samples = 9;
+  constexpr int k_least_samples = 3;
+  constexpr auto k_budget = std::chrono::milliseconds(200);
+  std::vector<double> one_us, cores_us;
+  const auto started = std::chrono::steady_clock::now();
+  for (int i = 0; i < k_warm_up + k_most_samples; ++i) {
+    for (World* world : {&one, &cores}) {
+      const auto before = std::chrono::steady_clock::now();
+      if (Status stepped = world->step(neutral); !stepped) return stepped.error();
+      const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - before;
+      if (i >= k_warm_up) (world == &one ? one_us : cores_us).push_back(took.count());
+    }
+    if (i + 1 >= k_warm_up + k_least_samples && std::chrono::steady_clock::now() - started > k_budget) break;
+  }
+  // Whole microseconds, as the note says them: the choice is the one the note's figures show.
+  choice.one_us = std::round(median_of(one_us));
+  choice.cores_us = std::round(median_of(cores_us));
+  choice.threads = choice.cores_us < choice.one_us ? choice.cores : 1;
+  return choice;
 }
 
 Result<WorldConfig> Hooks<World>::config(const Options& options, std::optional<std::uint32_t> players) {
@@ -65,10 +115,22 @@ Result<WorldConfig> Hooks<World>::config(const Options& options, std::optional<s
     if (!integrator) return fail("unknown integrator '", options.integrator, "' (explicit, semi-implicit, verlet or rk4)");
     config.integrator = *integrator;
   }
-  config.threads = options.threads;
-  if (options.threads > k_threads_of_this_build) {
+  if (options.threads == "auto") {
+    config.threads = 1;
+    if (Status valid = validate(config); !valid) return valid.error();
+    Result<ThreadChoice> chosen = choose_threads(config);
+    if (!chosen) return chosen.error();
+    config.threads = chosen->threads;
+    if (chosen->cores > 1) {
+      std::fprintf(stderr, "note: --threads auto: %u thread%s (a step took %.0f µs on 1, %.0f µs on %u)\n", chosen->threads,
+                   chosen->threads == 1 ? "" : "s", chosen->one_us, chosen->cores_us, chosen->cores);
+    }
+    return config;
+  }
+  config.threads = static_cast<std::uint32_t>(std::stoul(options.threads));  // checked by --threads' validator
+  if (config.threads > k_threads_of_this_build) {
     std::fprintf(stderr, "note: this build steps on %u thread%s (a WebAssembly build without threads): --threads %u runs on %u, to the same hashes\n",
-                 k_threads_of_this_build, k_threads_of_this_build == 1 ? "" : "s", options.threads, k_threads_of_this_build);
+                 k_threads_of_this_build, k_threads_of_this_build == 1 ? "" : "s", config.threads, k_threads_of_this_build);
   }
   if (Status valid = validate(config); !valid) return valid.error();
   return config;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <regex>
+#include <thread>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -118,6 +120,35 @@ TEST_CASE("a build with another compiler and optimisation level gives the same h
   }
 }
 #endif
+
+TEST_CASE("run --threads auto times a step on one thread and on the cores, says which it chose and why, and "
+          "changes no hash",
+          "[tools][run][threads]") {
+  TempDir dir;
+  const std::string ticks = std::to_string(lockstep::testing::scaled(300, 60));
+  const ProcessResult chosen =
+      run_lockstep({"run", "--bodies", "3000", "--ticks", ticks, "--threads", "auto", "--hash-log", dir.file("auto.log")});
+  const ProcessResult one = run_lockstep({"run", "--bodies", "3000", "--ticks", ticks, "--hash-log", dir.file("one.log")});
+  INFO(chosen.out << chosen.err);
+  REQUIRE(chosen.exit_code == 0);
+  REQUIRE(one.exit_code == 0);
+  CHECK(chosen.last_line() == one.last_line());
+  CHECK(read_file(dir.file("auto.log")) == read_file(dir.file("one.log")));
+  const std::uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
+  std::smatch m;
+  if (cores == 1) {
+    CHECK(chosen.err.empty());  // nothing to choose between
+  } else {
+    REQUIRE(std::regex_search(chosen.err, m, std::regex("note: --threads auto: ([0-9]+) threads? \\(a step took ([0-9]+) µs "
+                                                         "on 1, ([0-9]+) µs on ([0-9]+)\\)\n")));
+    CHECK(m[4].str() == std::to_string(std::min(cores, 64u)));
+    // The faster of the two, as measured.
+    const bool cores_faster = std::stod(m[3].str()) < std::stod(m[2].str());
+    CHECK(m[1].str() == (cores_faster ? m[4].str() : "1"));
+    // The run describes the count it steps on.
+    CHECK((chosen.out.find(", " + m[1].str() + " threads") != std::string::npos) == (m[1].str() != "1"));
+  }
+}
 
 TEST_CASE("every scene and integrator runs and ends with the hash line", "[tools][run]") {
   for (const char* scene : {"arena", "ball", "spring"}) {
@@ -249,6 +280,9 @@ TEST_CASE("bad arguments give one 'error:' line on stderr and exit code 2", "[to
       {"run", "--ticks", " 5"},
       {"run", "--ticks", "5 "},
       {"run", "--bodies", "+5"},
+      {"run", "--threads", "automatic"},
+      {"run", "--threads", "65"},
+      {"host", "--threads", ""},
       {"host", "--port", "65536"},
       {"host", "--port", "0"},
       {"host", "--port", ""},

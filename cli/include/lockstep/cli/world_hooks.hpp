@@ -17,6 +17,21 @@
 
 namespace lockstep::cli {
 
+/// What `--threads auto` measured and chose.
+struct ThreadChoice {
+  std::uint32_t threads = 1;  ///< the count chosen
+  std::uint32_t cores = 1;    ///< the other candidate: the machine's cores
+  double one_us = 0;          ///< the median step on one thread, µs
+  double cores_us = 0;        ///< the median step on the cores, µs
+};
+
+/// `--threads auto`: the machine's cores, or one thread when a world of `config` steps no faster
+/// on them. Measured once, before the world that plays is made: a world of the same configuration
+/// (seed 1) stepped with neutral inputs on one thread and on the cores in turn, a few steps each
+/// after a warm-up, for up to about a fifth of a second; the medians decide. The count changes how
+/// fast a world steps, never a bit of what it computes (World), so neither does this choice.
+Result<ThreadChoice> choose_threads(const WorldConfig& config);
+
 template <>
 struct Hooks<World> {
   /// Empty or unset: the scene's own default (default_world_config).
@@ -25,13 +40,14 @@ struct Hooks<World> {
     std::uint32_t bodies = 0;
     std::uint32_t substeps = 0;
     std::string integrator;
-    std::uint32_t threads = WorldConfig{}.threads;
+    std::string threads = std::to_string(WorldConfig{}.threads);  ///< a count, or "auto"
     CLI::Option* bodies_option = nullptr;
     CLI::Option* substeps_option = nullptr;
   };
   /// --scene, --bodies, --substeps, --integrator and --threads.
   static void add_options(CLI::App& command, Options& options);
   /// The scene's default configuration with what the options change; refuses one out of range.
+  /// `--threads auto` is decided here, by timing steps (choose_threads).
   static Result<WorldConfig> config(const Options& options, std::optional<std::uint32_t> players);
 
   static Bot make_bot(std::uint64_t seed, std::uint32_t slot) { return Bot(seed, slot); }
