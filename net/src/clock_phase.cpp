@@ -11,7 +11,15 @@ void ClockPhases::observe(std::uint8_t slot, std::uint64_t held_through, Instant
   const double sent_ago = rtt_ms * 500.0 / tick_us_;  // half the round trip, in ticks
   const double offset = static_cast<double>(held_through) + sent_ago - host_ticks;
   Slot& s = slots_[slot];
-  s.offset = s.offset ? *s.offset + k_smoothing * (offset - *s.offset) : offset;
+  s.offsets[s.count % k_observations] = offset;
+  ++s.count;
+  // The median of what the ring holds, found in a copy: observe() runs once per update, lead() once
+  // per message sent, and the ring is small.
+  std::array<double, k_observations> sorted = s.offsets;
+  const std::size_t held = std::min(s.count, k_observations);
+  const auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(held / 2);
+  std::nth_element(sorted.begin(), middle, sorted.begin() + static_cast<std::ptrdiff_t>(held));
+  s.offset = *middle;
   s.seen = now;
 }
 

@@ -8,10 +8,15 @@
 /// at once. An update that arrives at host time T holding a player's inputs through tick h was sent
 /// about half a round trip before, so the player's clock then stood near h − D − 1 + rtt/2 (in
 /// ticks) while the host's stands at T: their difference is the player's offset. D is the same for
-/// every player, so it drops out of the leads and is left out here. Offsets are smoothed over
-/// updates; a player's lead is its offset minus the smallest one (the slowest player's).
+/// every player, so it drops out of the leads and is left out here. A player's offset is the median
+/// of its last observations, not their mean: a datagram read late because a process was not
+/// scheduled makes its sender look behind, never ahead, and such lateness comes in bursts of tens
+/// of milliseconds on a loaded machine, which a mean takes in and a median leaves out (the round
+/// trip it is set against is a median too). A player's lead is its offset minus the smallest one
+/// (the slowest player's).
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -22,8 +27,9 @@ namespace lockstep::net {
 
 class ClockPhases {
  public:
-  /// The share a new observation takes of a smoothed offset.
-  static constexpr double k_smoothing = 0.125;
+  /// How many of a player's latest observations its offset is the median of (about half a second
+  /// of updates at 60 Hz).
+  static constexpr std::size_t k_observations = 31;
   /// An offset not observed for this long (a silent or departed player) no longer counts.
   static constexpr Duration k_stale_after = std::chrono::milliseconds(1000);
 
@@ -46,7 +52,9 @@ class ClockPhases {
 
  private:
   struct Slot {
-    std::optional<double> offset;  ///< smoothed, in ticks
+    std::array<double, k_observations> offsets{};  ///< in ticks, a ring
+    std::size_t count = 0;                         ///< observations made, all time
+    std::optional<double> offset;                  ///< the median of the ring
     Instant seen{0};
   };
   Instant start_{0};
