@@ -22,18 +22,12 @@ using lockstep::testing::read_file;
 using lockstep::testing::TempDir;
 using lockstep::testing::VirtualSessions;
 using lockstep::testing::WalkerInput;
+using lockstep::testing::walker_step;
 using lockstep::testing::WalkerSim;
 using net::Outcome;
 using std::chrono::seconds;
 
 namespace {
-
-/// A new random step every tick: "repeat the last input" is wrong two times in three, so every
-/// player rolls back often.
-WalkerInput walker_input(std::uint32_t slot, std::uint64_t tick) {
-  Rng rng(tick * 31 + slot);
-  return WalkerInput{static_cast<std::int8_t>(static_cast<int>(rng.below(3)) - 1)};
-}
 
 /// A host and `players - 1` joining players through `link` (each side's sends), every one recording
 /// into `dir` (p0.lsr …).
@@ -41,12 +35,12 @@ void start(VirtualSessions<WalkerSim>& group, const TempDir& dir, net::HostConfi
            net::NetSimConfig link) {
   host.record = dir.file("p0.lsr");
   link.seed = 1;
-  REQUIRE(group.host({players, 1000}, 5, host, link, walker_input).ok());
+  REQUIRE(group.host({players, 1000}, 5, host, link, walker_step).ok());
   for (std::uint32_t i = 1; i < players; ++i) {
     net::JoinConfig join = join_config();
     join.record = dir.file("p" + std::to_string(i) + ".lsr");
     link.seed = i + 1;
-    group.join(net::Role::player, join, link, walker_input);
+    group.join(net::Role::player, join, link, walker_step);
   }
 }
 
@@ -205,11 +199,11 @@ TEST_CASE("a desync under prediction is found on confirmed ticks, with evidence 
   host.evidence_dir = dir.path();
   net::NetSimConfig link;
   link.delay_ms = 30;
-  REQUIRE(group.host({2, 1000}, 5, host, link, walker_input).ok());
+  REQUIRE(group.host({2, 1000}, 5, host, link, walker_step).ok());
   net::JoinConfig join = join_config();
   join.evidence_dir = dir.path();
   link.seed = 2;
-  group.join(net::Role::player, join, link, walker_input);
+  group.join(net::Role::player, join, link, walker_step);
   group[1].session->debug_perturb(120, [](WalkerSim& sim) {
     std::vector<WalkerInput> push = {WalkerInput{1}, WalkerInput{1}};
     (void)sim.step(push);  // the confirmed state only: no prediction has it

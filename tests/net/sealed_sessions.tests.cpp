@@ -18,6 +18,7 @@ using lockstep::testing::host_config;
 using lockstep::testing::join_config;
 using lockstep::testing::VirtualSessions;
 using lockstep::testing::WalkerInput;
+using lockstep::testing::walker_step;
 using lockstep::testing::WalkerSim;
 using net::Instant;
 using net::Outcome;
@@ -25,11 +26,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 namespace {
-
-WalkerInput sealed_input(std::uint32_t slot, std::uint64_t tick) {
-  Rng rng(tick * 31 + slot);
-  return WalkerInput{static_cast<std::int8_t>(static_cast<int>(rng.below(3)) - 1)};
-}
 
 net::CredentialSecret secret_of(std::uint8_t first) {
   net::CredentialSecret s{};
@@ -59,17 +55,17 @@ net::JoinConfig with_invite(const net::CredentialSecret& secret, std::optional<n
 TEST_CASE("only an invite's holder gets in, as the role its invite grants, and the invited finish on one hash",
           "[net][session][crypto][invite]") {
   VirtualSessions<WalkerSim> group;
-  REQUIRE(group.host({3, 1000}, 5, invited_host(240), {}, sealed_input).ok());
+  REQUIRE(group.host({3, 1000}, 5, invited_host(240), {}, walker_step).ok());
   const net::PublicKey host_key = group[0].session->host_protocol()->host_key();
-  const std::size_t invited = group.join(net::Role::player, with_invite(secret_of(1), host_key), {}, sealed_input);
+  const std::size_t invited = group.join(net::Role::player, with_invite(secret_of(1), host_key), {}, walker_step);
   const std::size_t watcher = group.join(net::Role::spectator, with_invite(secret_of(2), host_key));
-  const std::size_t uninvited = group.join(net::Role::player, join_config(), {}, sealed_input);          // no credential
-  const std::size_t wrong = group.join(net::Role::player, with_invite(secret_of(9), host_key), {}, sealed_input);
-  const std::size_t pretender = group.join(net::Role::player, with_invite(secret_of(2), host_key), {}, sealed_input);
+  const std::size_t uninvited = group.join(net::Role::player, join_config(), {}, walker_step);          // no credential
+  const std::size_t wrong = group.join(net::Role::player, with_invite(secret_of(9), host_key), {}, walker_step);
+  const std::size_t pretender = group.join(net::Role::player, with_invite(secret_of(2), host_key), {}, walker_step);
   net::PublicKey other_key = host_key;
   other_key[0] ^= std::byte{1};
-  const std::size_t elsewhere = group.join(net::Role::player, with_invite(secret_of(1), other_key), {}, sealed_input);
-  const std::size_t second = group.join(net::Role::player, with_invite(secret_of(1), host_key), {}, sealed_input);
+  const std::size_t elsewhere = group.join(net::Role::player, with_invite(secret_of(1), other_key), {}, walker_step);
+  const std::size_t second = group.join(net::Role::player, with_invite(secret_of(1), host_key), {}, walker_step);
   REQUIRE(group.run(seconds(30)));
   CHECK(group[0].session->result()->outcome == Outcome::finished);
   for (const std::size_t i : {invited, watcher, second}) {
@@ -123,17 +119,17 @@ TEST_CASE("connect tokens admit their holders as their grant says, and not when 
     return j;
   };
   VirtualSessions<WalkerSim> group;
-  REQUIRE(group.host({3, 1000}, 5, host, {}, sealed_input).ok());
+  REQUIRE(group.host({3, 1000}, 5, host, {}, walker_step).ok());
   // A player whose token fixes slot 2, one for any slot, and a spectator.
-  const std::size_t fixed = group.join(net::Role::player, with_token(token({net::Role::player, 2, clock + 60, 7, 11})), {}, sealed_input);
-  const std::size_t any = group.join(net::Role::player, with_token(token({net::Role::player, net::k_no_slot, clock + 60, 7, 12})), {}, sealed_input);
+  const std::size_t fixed = group.join(net::Role::player, with_token(token({net::Role::player, 2, clock + 60, 7, 11})), {}, walker_step);
+  const std::size_t any = group.join(net::Role::player, with_token(token({net::Role::player, net::k_no_slot, clock + 60, 7, 12})), {}, walker_step);
   const std::size_t watcher = group.join(net::Role::spectator, with_token(token({net::Role::spectator, net::k_no_slot, clock + 60, 7, 13})));
   // Expired by the host's clock, for another host, and a token whose secret is not its own.
-  const std::size_t expired = group.join(net::Role::player, with_token(token({net::Role::player, net::k_no_slot, clock, 7, 14})), {}, sealed_input);
-  const std::size_t foreign = group.join(net::Role::player, with_token(token({net::Role::player, net::k_no_slot, clock + 60, 8, 15})), {}, sealed_input);
+  const std::size_t expired = group.join(net::Role::player, with_token(token({net::Role::player, net::k_no_slot, clock, 7, 14})), {}, walker_step);
+  const std::size_t foreign = group.join(net::Role::player, with_token(token({net::Role::player, net::k_no_slot, clock + 60, 8, 15})), {}, walker_step);
   net::ConnectToken stolen = token({net::Role::player, net::k_no_slot, clock + 60, 7, 16});
   stolen.secret[0] ^= std::byte{1};  // the blob of a real token, without its secret
-  const std::size_t thief = group.join(net::Role::player, with_token(stolen), {}, sealed_input);
+  const std::size_t thief = group.join(net::Role::player, with_token(stolen), {}, walker_step);
   REQUIRE(group.run(seconds(30)));
   CHECK(group[0].session->result()->outcome == Outcome::finished);
   for (const std::size_t i : {fixed, any, watcher}) {
@@ -176,14 +172,14 @@ TEST_CASE("copies of a player's connect, from its own address or another, while 
   VirtualSessions<WalkerSim> group;
   net::HostConfig host = invited_host(360);
   host.start_with = 2;  // slot 2 stays free: a copy admitted would take it
-  REQUIRE(group.host({3, 1000}, 5, host, {}, sealed_input).ok());
+  REQUIRE(group.host({3, 1000}, 5, host, {}, walker_step).ok());
   const net::PublicKey host_key = group[0].session->host_protocol()->host_key();
   std::vector<std::byte> connect;
   group.on_send = [&](std::size_t who, Instant, const net::Endpoint&, std::span<const std::byte> d) {
     const net::Decoded<net::Header> h = net::read_header(d);
     if (who == 1 && h && h->type == net::MessageType::connect && connect.empty()) connect.assign(d.begin(), d.end());
   };
-  const std::size_t owner = group.join(net::Role::player, with_invite(secret_of(1), host_key), {}, sealed_input);
+  const std::size_t owner = group.join(net::Role::player, with_invite(secret_of(1), host_key), {}, walker_step);
   Attacker same{group.network().open(VirtualSessions<WalkerSim>::address(1), {}), {}};
   Attacker other{group.network().open(VirtualSessions<WalkerSim>::address(9), {}), {}};
   const net::Endpoint to = VirtualSessions<WalkerSim>::address(0);
@@ -223,7 +219,7 @@ TEST_CASE("a hundred thousand connects with random keys and MACs, under a valid 
           "admit nothing",
           "[net][session][crypto][hostile]") {
   VirtualSessions<WalkerSim> group;
-  REQUIRE(group.host({2, 1000}, 5, invited_host(120), {}, sealed_input).ok());
+  REQUIRE(group.host({2, 1000}, 5, invited_host(120), {}, walker_step).ok());
   Attacker attacker{group.network().open(VirtualSessions<WalkerSim>::address(9), {}), {}};
   const net::Endpoint to = VirtualSessions<WalkerSim>::address(0);
   std::vector<std::byte> hello;
@@ -249,7 +245,7 @@ TEST_CASE("a hundred thousand connects with random keys and MACs, under a valid 
     attacker.send(to, d);
     if (i % 1000 == 999) group.run(group.network().now() + milliseconds(1));
   }
-  group.join(net::Role::player, with_invite(secret_of(1), group[0].session->host_protocol()->host_key()), {}, sealed_input);
+  group.join(net::Role::player, with_invite(secret_of(1), group[0].session->host_protocol()->host_key()), {}, walker_step);
   REQUIRE(group.run(seconds(30)));
   CHECK(group[0].session->result()->outcome == Outcome::finished);
   CHECK(group[1].session->result()->outcome == Outcome::finished);
@@ -265,13 +261,13 @@ TEST_CASE("forged challenges, refusals and welcomes from the host's address end 
           "[net][session][crypto][hostile]") {
   const bool invited = GENERATE(true, false);
   VirtualSessions<WalkerSim> group;
-  REQUIRE(group.host({2, 1000}, 5, invited ? invited_host(120) : host_config(120), {}, sealed_input).ok());
+  REQUIRE(group.host({2, 1000}, 5, invited ? invited_host(120) : host_config(120), {}, walker_step).ok());
   const net::PublicKey host_key = group[0].session->host_protocol()->host_key();
   // The forger sits at the host's address and answers the joiner's hellos before the host does.
   Attacker forger{group.network().open(VirtualSessions<WalkerSim>::address(0), {}), {}};
   net::JoinConfig config = invited ? with_invite(secret_of(1), host_key) : join_config();
   config.nonce = 4242;
-  const std::size_t joiner = group.join(net::Role::player, config, {}, sealed_input);
+  const std::size_t joiner = group.join(net::Role::player, config, {}, walker_step);
   const net::Endpoint at = VirtualSessions<WalkerSim>::address(1);
   // Before the host's: challenges naming six other keys (it saw the hello on the path), more than
   // a joiner keeps.
@@ -374,7 +370,7 @@ TEST_CASE("a connect's MAC covers all of it: copies changed in any byte, raced a
           "no public-key work; and one address has a small share of the host's",
           "[net][session][crypto][hostile]") {
   VirtualSessions<WalkerSim> group;
-  REQUIRE(group.host({3, 1000}, 5, invited_host(120), {}, sealed_input).ok());
+  REQUIRE(group.host({3, 1000}, 5, invited_host(120), {}, walker_step).ok());
   const net::PublicKey host_key = group[0].session->host_protocol()->host_key();
   const net::Endpoint to = VirtualSessions<WalkerSim>::address(0);
   const net::DropCounts& drops = group[0].session->protocol().drops();

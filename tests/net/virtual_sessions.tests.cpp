@@ -28,6 +28,7 @@ using lockstep::testing::join_config;
 using lockstep::testing::VirtualSessions;
 using lockstep::testing::WalkerConfig;
 using lockstep::testing::WalkerInput;
+using lockstep::testing::walker_step;
 using lockstep::testing::WalkerSim;
 using net::Instant;
 using net::Outcome;
@@ -35,11 +36,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 namespace {
-
-WalkerInput walker_input(std::uint32_t slot, std::uint64_t tick) {
-  Rng rng(tick * 31 + slot);
-  return WalkerInput{static_cast<std::int8_t>(static_cast<int>(rng.below(3)) - 1)};
-}
 
 /// The same simulation under another name, compatibility id, or configuration rule.
 struct RenamedWalkers : WalkerSim {
@@ -116,7 +112,7 @@ TEST_CASE("a program runs a networked session from its own loop and reads the st
       session->update(now);
       for (;;) {
         while (const std::optional<std::uint64_t> tick = session->input_wanted()) {
-          session->add_local_input(walker_input(session->parameters().slot, *tick));
+          session->add_local_input(walker_step(session->parameters().slot, *tick));
         }
         if (!session->step_ready()) break;
         REQUIRE(session->step().ok());
@@ -158,10 +154,10 @@ TEST_CASE("a host, players and a spectator agree through loss, duplication, reor
   bad.reorder = 0.1;
   bad.delay_ms = 40;
   bad.jitter_ms = 20;
-  REQUIRE(group.host({3, 1000}, 5, host_config(600, 6), bad, walker_input).ok());
+  REQUIRE(group.host({3, 1000}, 5, host_config(600, 6), bad, walker_step).ok());
   for (std::uint64_t i = 1; i <= 3; ++i) {
     bad.seed = i + 1;
-    group.join(i <= 2 ? net::Role::player : net::Role::spectator, join_config(), bad, walker_input);
+    group.join(i <= 2 ? net::Role::player : net::Role::spectator, join_config(), bad, walker_step);
   }
   REQUIRE(group.run(seconds(60)));
   for (std::size_t i = 0; i < group.size(); ++i) {
@@ -177,8 +173,8 @@ TEST_CASE("a joiner's handshake takes two round trips: its statistics say how lo
   VirtualSessions<WalkerSim> group;
   net::NetSimConfig far;
   far.delay_ms = 25;  // each way, on what each side sends: a round trip of 50 ms
-  REQUIRE(group.host({2, 1000}, 5, host_config(30), far, walker_input).ok());
-  group.join(net::Role::player, join_config(), far, walker_input);
+  REQUIRE(group.host({2, 1000}, 5, host_config(30), far, walker_step).ok());
+  group.join(net::Role::player, join_config(), far, walker_step);
   REQUIRE(group.run(seconds(30)));
   CHECK_FALSE(group[0].session->stats().welcomed_ms.has_value());  // the host joins nobody
   const std::optional<double> welcomed = group[1].session->stats().welcomed_ms;
@@ -198,10 +194,10 @@ TEST_CASE("an adaptive input delay keeps players through 60 ± 20 ms each way to
   net::HostConfig host = host_config(2000, 2);
   host.adaptive_delay = true;
   slow.seed = 1;
-  REQUIRE(group.host({3, 1000}, 5, host, slow, walker_input).ok());
+  REQUIRE(group.host({3, 1000}, 5, host, slow, walker_step).ok());
   for (std::uint64_t i = 1; i <= 2; ++i) {
     slow.seed = i + 1;
-    group.join(net::Role::player, join_config(), slow, walker_input);
+    group.join(net::Role::player, join_config(), slow, walker_step);
   }
   REQUIRE(group.run(seconds(120)));
   const std::vector<net::DelayChange> changes = group[0].session->stats().delay_changes;
@@ -276,8 +272,8 @@ TEST_CASE("a state piece that does not match its checksum is dropped and counted
   CHECK(net::read_state(d).drop == net::DropReason::bad_checksum);
   // A welcome announcing a state over the joiner's bound: refused in its own words.
   VirtualSessions<WalkerSim> group;
-  REQUIRE(group.host({2, 1000}, 5, host_config(300), {}, walker_input).ok());
-  group.join(net::Role::player, join_config(), {}, walker_input);
+  REQUIRE(group.host({2, 1000}, 5, host_config(300), {}, walker_step).ok());
+  group.join(net::Role::player, join_config(), {}, walker_step);
   std::optional<std::size_t> late;
   REQUIRE(group.run(seconds(20), [&](Instant) {
     if (!late && group[1].session->tick() >= 60) {
@@ -297,8 +293,8 @@ TEST_CASE("the tick rate travels in the welcome and every participant paces by i
   VirtualSessions<WalkerSim> group;
   net::HostConfig host = host_config(60);
   host.tick_rate_hz = 20;
-  REQUIRE(group.host({2, 1000}, 5, host, {}, walker_input).ok());
-  group.join(net::Role::player, join_config(), {}, walker_input);
+  REQUIRE(group.host({2, 1000}, 5, host, {}, walker_step).ok());
+  group.join(net::Role::player, join_config(), {}, walker_step);
   Instant peer_finished{0};
   REQUIRE(group.run(seconds(30), [&](Instant now) {
     if (group[1].session->ended() && peer_finished == Instant{0}) peer_finished = now;
@@ -402,8 +398,8 @@ TEST_CASE("before the cookie returns, nothing sent is larger than the datagram t
 TEST_CASE("no forged datagram, not even one far ahead from the player's own address, moves or locks out a player",
           "[net][session][hostile]") {
   VirtualSessions<WalkerSim> group;
-  REQUIRE(group.host({2, 1000}, 5, host_config(300), {}, walker_input).ok());
-  group.join(net::Role::player, join_config(), {}, walker_input);
+  REQUIRE(group.host({2, 1000}, 5, host_config(300), {}, walker_step).ok());
+  group.join(net::Role::player, join_config(), {}, walker_step);
   // An eavesdropper at the peer's own address sees its relays, and with them its connection id and
   // packet numbers; from another address it sends an update with the number as far ahead as it
   // goes, and one copied from the host's relay with its number moved on.
@@ -441,10 +437,10 @@ TEST_CASE("no forged datagram, not even one far ahead from the player's own addr
 TEST_CASE("two peers behind one address get two slots, and a peer whose port changes keeps its own",
           "[net][session][handshake]") {
   VirtualSessions<WalkerSim> group;
-  REQUIRE(group.host({3, 1000}, 5, host_config(240), {}, walker_input).ok());
+  REQUIRE(group.host({3, 1000}, 5, host_config(240), {}, walker_step).ok());
   const net::Endpoint shared = VirtualSessions<WalkerSim>::address(5, 9999);
-  group.join(net::Role::player, join_config(), {}, walker_input, shared);
-  group.join(net::Role::player, join_config(), {}, walker_input, shared);
+  group.join(net::Role::player, join_config(), {}, walker_step, shared);
+  group.join(net::Role::player, join_config(), {}, walker_step, shared);
   bool moved = false;
   REQUIRE(group.run(seconds(20), [&](Instant) {
     if (!moved && group[1].session->tick() >= 120) {  // a NAT rebinds the first one's port
@@ -469,10 +465,10 @@ TEST_CASE("spectators and a relay host report the ticks they are behind, not sta
   VirtualSessions<WalkerSim> group;
   net::HostConfig host = host_config(300, 2);
   host.relay = true;
-  REQUIRE(group.host({2, 1000}, 5, host, {}, walker_input).ok());
-  group.join(net::Role::player, join_config(), {}, walker_input);
-  group.join(net::Role::player, join_config(), {}, walker_input);
-  group.join(net::Role::spectator, join_config(), {}, walker_input);
+  REQUIRE(group.host({2, 1000}, 5, host, {}, walker_step).ok());
+  group.join(net::Role::player, join_config(), {}, walker_step);
+  group.join(net::Role::player, join_config(), {}, walker_step);
+  group.join(net::Role::spectator, join_config(), {}, walker_step);
   REQUIRE(group.run(seconds(20)));
   for (const std::size_t unpaced : {std::size_t{0}, std::size_t{3}}) {
     const net::NetStats s = group[unpaced].session->stats();
@@ -522,11 +518,11 @@ TEST_CASE("a perturbed peer stops everyone at the desync tick with evidence", "[
   VirtualSessions<WalkerSim> group;
   net::HostConfig host = host_config(300);
   host.evidence_dir = dir.path();
-  REQUIRE(group.host({2, 1000}, 5, host, {}, walker_input).ok());
+  REQUIRE(group.host({2, 1000}, 5, host, {}, walker_step).ok());
   net::JoinConfig join = join_config();
   join.evidence_dir = dir.path();
-  group.join(net::Role::player, join, {}, walker_input);
-  group.join(net::Role::spectator, join, {}, walker_input);
+  group.join(net::Role::player, join, {}, walker_step);
+  group.join(net::Role::spectator, join, {}, walker_step);
   group[1].session->debug_perturb(120, [](WalkerSim& sim) {
     std::vector<WalkerInput> push = {WalkerInput{1}, WalkerInput{1}};
     (void)sim.step(push);  // one extra step: a state no one else has
@@ -546,9 +542,9 @@ TEST_CASE("departures: a killed peer is gone after the timeout, one that leaves 
           "vanished host fails its peers",
           "[net][session][departure]") {
   VirtualSessions<WalkerSim> group;
-  REQUIRE(group.host({3, 1000}, 5, host_config(600), {}, walker_input).ok());
-  group.join(net::Role::player, join_config(), {}, walker_input);
-  group.join(net::Role::player, join_config(), {}, walker_input);
+  REQUIRE(group.host({3, 1000}, 5, host_config(600), {}, walker_step).ok());
+  group.join(net::Role::player, join_config(), {}, walker_step);
+  group.join(net::Role::player, join_config(), {}, walker_step);
   Instant left_at{0};
   Instant killed_at{0};
   std::vector<std::pair<Instant, net::ProtocolEvent>> host_events;
@@ -589,8 +585,8 @@ TEST_CASE("a host that cannot record says goodbye to everyone before it stops", 
   VirtualSessions<WalkerSim> group;
   net::HostConfig host = host_config(2000);
   host.record = dir.file("host.lsr");
-  REQUIRE(group.host({2, 1000}, 5, host, {}, walker_input).ok());
-  group.join(net::Role::player, join_config(), {}, walker_input);
+  REQUIRE(group.host({2, 1000}, 5, host, {}, walker_step).ok());
+  group.join(net::Role::player, join_config(), {}, walker_step);
   // The disk fills: the file may not grow past what it holds once the session runs.
   rlimit before{};
   REQUIRE(getrlimit(RLIMIT_FSIZE, &before) == 0);
@@ -622,7 +618,7 @@ TEST_CASE("the waiting room: a silent claimant frees its slot, and a host can gi
           "[net][session][handshake]") {
   SECTION("a silent claimant") {
     VirtualSessions<WalkerSim> group;
-    REQUIRE(group.host({3, 1000}, 5, host_config(100), {}, walker_input).ok());
+    REQUIRE(group.host({3, 1000}, 5, host_config(100), {}, walker_step).ok());
     // Someone completes the handshake by hand, takes slot 1, and says nothing more.
     RawJoiner squatter{group.network().open(VirtualSessions<WalkerSim>::address(8), {}), {}};
     HandJoiner hand(5);
@@ -637,8 +633,8 @@ TEST_CASE("the waiting room: a silent claimant frees its slot, and a host can gi
     CHECK(group[0].session->protocol().slots()[1].state == net::SlotState::active);
     group.run(milliseconds(3500));  // longer than the timeout: the slot is free again
     CHECK(group[0].session->protocol().slots()[1].state == net::SlotState::waiting);
-    group.join(net::Role::player, join_config(), {}, walker_input);
-    group.join(net::Role::player, join_config(), {}, walker_input);
+    group.join(net::Role::player, join_config(), {}, walker_step);
+    group.join(net::Role::player, join_config(), {}, walker_step);
     REQUIRE(group.run(seconds(20)));
     for (std::size_t i = 1; i < 3; ++i) CHECK(group[i].session->result()->outcome == Outcome::finished);
     CHECK(group[1].session->parameters().slot == 1);
@@ -648,8 +644,8 @@ TEST_CASE("the waiting room: a silent claimant frees its slot, and a host can gi
     VirtualSessions<WalkerSim> group;
     net::HostConfig host = host_config(100);
     host.wait_timeout = seconds(2);
-    REQUIRE(group.host({3, 1000}, 5, host, {}, walker_input).ok());
-    group.join(net::Role::player, join_config(), {}, walker_input);
+    REQUIRE(group.host({3, 1000}, 5, host, {}, walker_step).ok());
+    group.join(net::Role::player, join_config(), {}, walker_step);
     REQUIRE(group.run(seconds(10)));
     CHECK(group[0].session->result()->outcome == Outcome::network_failed);
     CHECK(group[0].session->result()->message == "gave up waiting for players after 2 s: 2 of 3 slots filled");
@@ -660,8 +656,8 @@ TEST_CASE("the waiting room: a silent claimant frees its slot, and a host can gi
 TEST_CASE("a player that speaks but never sends its inputs is dropped after the timeout, and the others finish",
           "[net][session][hostile]") {
   VirtualSessions<WalkerSim> group;
-  REQUIRE(group.host({3, 1000}, 5, host_config(300), {}, walker_input).ok());
-  group.join(net::Role::player, join_config(), {}, walker_input);
+  REQUIRE(group.host({3, 1000}, 5, host_config(300), {}, walker_step).ok());
+  group.join(net::Role::player, join_config(), {}, walker_step);
   RawJoiner mute{group.network().open(VirtualSessions<WalkerSim>::address(8), {}), {}};
   HandJoiner hand(5);
   mute.send(hand.hello());

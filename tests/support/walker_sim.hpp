@@ -101,4 +101,11 @@ class WalkerSim {
 
 static_assert(Simulation<WalkerSim>);
 
+/// The test players' input: a new random step every tick, the same for a slot and tick in every
+/// process (so "repeat the last input" is wrong two times in three, and predictions roll back often).
+inline WalkerInput walker_step(std::uint32_t slot, std::uint64_t tick) {
+  Rng rng(tick * 31 + slot);
+  return WalkerInput{static_cast<std::int8_t>(static_cast<int>(rng.below(3)) - 1)};
+}
+
 }  // namespace lockstep::testing
