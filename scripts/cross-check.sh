@@ -52,6 +52,7 @@ fi
 
 # --- packages: the project's, cross compilers and qemu-user among them ----------------------
 ./scripts/install-deps.sh >/dev/null
+export CMAKE_GENERATOR=${CMAKE_GENERATOR:-Ninja}  # as scripts/test.sh: a new tree builds with Ninja
 
 # --- builds ---------------------------------------------------------------------------------
 native=${LOCKSTEP_NATIVE:-$root/build/release/tools/lockstep}

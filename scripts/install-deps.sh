@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config git python3
+  build-essential cmake ninja-build pkg-config git python3
   g++ clang libclang-rt-14-dev   # two compilers for the cross-compiler goldens; libFuzzer and sanitizers
   libboost-dev                   # Boost.Asio (header-only use)
   libcereal-dev                  # snapshots and replay keyframes

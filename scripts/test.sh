@@ -26,6 +26,10 @@ phase() {  # phase NAME COMMAND...: runs COMMAND and keeps how long it took
 
 phase "install-deps" ./scripts/install-deps.sh
 jobs=$(nproc)
+# Ninja for every build tree this creates (and the packaging test's, the cross builds'): it compiles a
+# target's sources while the libraries it links are still building, where Make waits for them, which
+# took a fifth off the -O0 build here (317 s to 250 s). A tree made before keeps its generator.
+export CMAKE_GENERATOR=${CMAKE_GENERATOR:-Ninja}
 
 # Unity builds (each target's sources compiled as a few files) take half the time; the libraries are
 # also built file by file, as users build them, by install_and_consume in the clang build. The
