@@ -16,21 +16,23 @@ constexpr Duration k_start_send_every = milliseconds(50);
 /// desync tick and timing.
 constexpr std::size_t k_relay_overhead = 160;
 constexpr Duration k_rewelcome_every = milliseconds(100);
-/// A new address that has not answered its challenge in this long is challenged afresh.
+/// A candidate address that has not answered its challenge in this long is forgotten (a later
+/// datagram from there makes it one again, its byte counts from nothing).
 constexpr Duration k_candidate_for = std::chrono::seconds(3);
+/// Another address takes a candidate's place only once it has held it this long: copies raced
+/// from elsewhere cannot keep a real new address (a NAT's rebinding) from answering its challenge.
+constexpr Duration k_candidate_holds = std::chrono::seconds(1);
+/// A candidate that goes on sending is challenged again (the last may be lost), not more often.
+constexpr Duration k_challenge_every = milliseconds(100);
 /// How long a joiner's key stays spent after its connect admitted it: the life of a cookie, after
 /// which a copy of that connect no longer passes the cookie check.
 constexpr Duration k_spent_for = std::chrono::seconds(20);
-/// Handshakes whose public-key work the host does at most: a burst, and then a second; and for
-/// one source address, a small share of that, so that one joiner cannot spend it all.
-constexpr double k_key_work_burst = 64;
-constexpr double k_key_work_per_second = 64;
-constexpr double k_address_key_work_burst = 4;
-constexpr double k_address_key_work_per_second = 2;
-/// Room for every joiner key the budget lets open in a cookie's life: the list of spent keys never
-/// fills while the budget lasts, so a holder of a credential cannot lock others out by filling it.
 constexpr std::size_t k_max_spent =
-    static_cast<std::size_t>(k_key_work_burst + k_key_work_per_second * std::chrono::duration<double>(k_spent_for).count());
+    static_cast<std::size_t>(KeyWorkBudget::k_burst + KeyWorkBudget::k_per_second * std::chrono::duration<double>(k_spent_for).count());
+/// A busy host's advice: try again in this long at least (its budget refills within a second).
+constexpr Duration k_busy_retry_at_least = milliseconds(250);
+/// Retry advice when a state transfer is what the joiner waits for.
+constexpr Duration k_transfer_busy_retry = std::chrono::seconds(2);
 constexpr Duration k_transfer_poll_every = milliseconds(2);
 
 }  // namespace
@@ -41,7 +43,8 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
       admission_(config_.test_key_seed, config_.random, config_.players, config_.relay),
       host_key_(admission_.random_bytes32()),
       inputs_(config_.players, config_.neutral_input, config_.input_delay),
-      delay_(config_.tick_rate_hz, config_.prediction_window) {
+      delay_(config_.tick_rate_hz, config_.prediction_window),
+      key_work_(now) {
   LOCKSTEP_ASSERT(config_.players >= 1 && config_.players <= k_max_session_players);
   LOCKSTEP_ASSERT(config_.input_bytes >= 1 && config_.neutral_input.size() == config_.input_bytes);
   set_parameters({config_.players, config_.input_bytes, config_.tick_rate_hz, config_.input_delay, config_.end_tick,
@@ -55,7 +58,6 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
   relay_scratch_.reserve(k_max_datagram_bytes);
   scratch_.reserve(k_max_datagram_bytes);
   connections_.reserve(config_.players + k_max_spectators);
-  key_work_ = {k_key_work_burst, now};
   sent(now, now);
 }
 
@@ -87,7 +89,7 @@ void HostProtocol::receive(const Endpoint& from, std::span<const std::byte> data
   if (const OpenOutcome opened = c->protection->open(scratch_, k_sealed_header_bytes, number); opened != OpenOutcome::opened) {
     return drop(opened == OpenOutcome::replayed ? DropReason::replayed : DropReason::unauthenticated);
   }
-  if (from != c->endpoint && newest) follow(*c, from, now);
+  if (from != c->endpoint && newest) follow(*c, from, datagram.size(), now);
   c->last_heard = now;
   if (c->is_player() && !c->is_late() && slots()[c->slot].state == SlotState::interrupted) {
     set_slot(c->slot, {SlotState::active, 0, slots()[c->slot].plays_from_tick});
@@ -97,7 +99,7 @@ void HostProtocol::receive(const Endpoint& from, std::span<const std::byte> data
     case MessageType::bye:
       depart(*c, Departure::said_goodbye);
       return forget_departed();
-    case MessageType::update: return handle_update(*c, from, scratch_, number, now);
+    case MessageType::update: return handle_update(*c, scratch_, number, now);
     default: return drop(DropReason::unexpected_type);
   }
 }
@@ -156,7 +158,7 @@ void HostProtocol::handle_connect(const Endpoint& from, const Header& h, std::sp
   if (std::any_of(spent_.begin(), spent_.end(), [&](const auto& s) { return s.first == clear->joiner_key; })) {
     return drop(DropReason::replayed);
   }
-  if (spent_.size() >= k_max_spent || !take_key_work(from, now)) return drop(DropReason::busy);
+  if (refused_before_key_work(from, *clear, *credential, now)) return;
   // The public-key work, after the cookie and the MAC: the handshake's keys, which open the rest.
   std::optional<ConnectionKeys> keys = ConnectionKeys::for_host(host_key_, clear->joiner_key, credential->secret);
   if (!keys) return drop(DropReason::unauthenticated);  // a low-order point
@@ -179,47 +181,49 @@ void HostProtocol::handle_connect(const Endpoint& from, const Header& h, std::sp
   }
 }
 
-double HostProtocol::KeyWorkBudget::at_time(Instant now, double burst, double per_second) const {
-  return std::min(burst, tokens + std::chrono::duration<double>(now - at).count() * per_second);
+bool HostProtocol::refused_before_key_work(const Endpoint& from, const Connect& connect,
+                                           const CredentialCandidate& credential, Instant now) {
+  // A token held by a joiner the host still hears from: the holder's copy, or someone with it. A
+  // crashed holder falls silent, and its reclaim then passes this (and is checked for its claim
+  // after the key work).
+  if (credential.client_id != 0 && std::any_of(connections_.begin(), connections_.end(), [&](const Connection& c) {
+        return !c.is_gone() && c.client_id == credential.client_id && now - c.last_heard < config_.notify_after;
+      })) {
+    refuse_in_clear(from, connect.nonce, RefuseReason::key, Duration(0), "this connect token is in use");
+    return true;
+  }
+  // A spectator (its credential says so) with no place, or that would wait for a state transfer
+  // it cannot have now.
+  if (credential.role == Role::spectator && places().spectators >= k_max_spectators) {
+    refuse_in_clear(from, connect.nonce, RefuseReason::full, Duration(0), "the session has no room for more spectators");
+    return true;
+  }
+  const bool awaits_state = state_ == HostState::running && own_tick() > 0;
+  if (credential.role == Role::spectator && awaits_state &&
+      transfers_full({true, false, false, credential.client_id, address_group(from)})) {
+    refuse_in_clear(from, connect.nonce, RefuseReason::busy, k_transfer_busy_retry, "busy sending states; try again in 2 s");
+    return true;
+  }
+  std::optional<CredentialShareKey> share;
+  if (connect.kind != CredentialKind::open) {
+    share = CredentialShareKey{connect.kind, credential.role.value_or(Role::player), credential.client_id};
+  }
+  if (spent_.size() >= k_max_spent) {
+    refuse_in_clear(from, connect.nonce, RefuseReason::busy, k_busy_retry_at_least, "busy; try again");
+    return true;
+  }
+  if (const std::optional<Duration> wait = key_work_.take(from, share, now)) {
+    refuse_in_clear(from, connect.nonce, RefuseReason::busy, std::max(*wait, k_busy_retry_at_least), "busy; try again");
+    return true;
+  }
+  return false;
 }
 
-bool HostProtocol::take_key_work(const Endpoint& from, Instant now) {
-  // Buckets of handshakes, refilled at a rate up to a burst: a flood of valid connects (each an
-  // X25519 or three) cannot take the host's time from its session, and one address cannot take
-  // every other joiner's turn.
-  // An IPv6 source counts by its /64, which one machine or network usually holds whole.
-  boost::asio::ip::address address = from.address();
-  if (address.is_v6() && !address.to_v6().is_v4_mapped()) {
-    boost::asio::ip::address_v6::bytes_type bytes = address.to_v6().to_bytes();
-    std::fill(bytes.begin() + 8, bytes.end(), 0);
-    address = boost::asio::ip::address_v6(bytes);
-  }
-  const auto tokens_of = [&](const AddressShare& s) {
-    return s.budget.at_time(now, k_address_key_work_burst, k_address_key_work_per_second);
-  };
-  AddressShare* share = nullptr;
-  for (AddressShare& s : address_shares_) {
-    if (s.used && s.address == address) share = &s;
-  }
-  // A new address takes the place of the share with the most left (a free one first), and
-  // inherits what that one had: making room never makes budget, so many addresses take no more
-  // than one would.
-  double address_tokens = 0;
-  if (share != nullptr) {
-    address_tokens = tokens_of(*share);
-  } else {
-    share = &*std::max_element(address_shares_.begin(), address_shares_.end(), [&](const AddressShare& a, const AddressShare& b) {
-      const double left_a = a.used ? tokens_of(a) : k_address_key_work_burst + 1;
-      const double left_b = b.used ? tokens_of(b) : k_address_key_work_burst + 1;
-      return left_a < left_b;
-    });
-    address_tokens = share->used ? tokens_of(*share) : k_address_key_work_burst;
-  }
-  const double host_tokens = key_work_.at_time(now, k_key_work_burst, k_key_work_per_second);
-  if (host_tokens < 1.0 || address_tokens < 1.0) return false;  // nothing taken, nothing claimed
-  key_work_ = {host_tokens - 1.0, now};
-  *share = AddressShare{address, {address_tokens - 1.0, now}, true};
-  return true;
+void HostProtocol::refuse_in_clear(const Endpoint& from, std::uint64_t nonce, RefuseReason reason, Duration retry,
+                                   std::string text) {
+  if (reason == RefuseReason::busy) drop(DropReason::busy);
+  const auto retry_ms = std::min<std::int64_t>(std::chrono::duration_cast<milliseconds>(retry).count(), 65'535);
+  write_clear_refusal(outbox().next(from), Refuse{reason, k_protocol_version, nonce, std::move(text), static_cast<std::uint16_t>(retry_ms)});
 }
 
 std::size_t HostProtocol::credential_candidates(const Connect& connect, std::array<CredentialCandidate, 2>& out) {
@@ -253,17 +257,43 @@ std::size_t HostProtocol::credential_candidates(const Connect& connect, std::arr
   return 0;
 }
 
-void HostProtocol::follow(Connection& c, const Endpoint& from, Instant now) {
+void HostProtocol::follow(Connection& c, const Endpoint& from, std::size_t bytes, Instant now) {
   // The joiner's NAT rebound its port, or it moved, or someone raced a copy of its datagram from
-  // elsewhere. The connection stays where it is; the new address gets relays of its own with a
-  // challenge, which only the joiner there can echo (sealed), and the connection moves once an
-  // update from there has echoed it. Nothing else goes there.
-  if (c.candidate && c.candidate->endpoint == from && now - c.candidate->since < k_candidate_for) return;
-  c.candidate = Connection::Candidate{from, admission_.random_u64() | 1, now};
+  // elsewhere (perhaps forging the source, to aim the host at a victim). The connection stays
+  // where it is; the new address gets path challenges, which only a receiver there can read, and
+  // at most k_unproven_factor times the bytes that came from there: never a relay or a state.
+  if (c.candidate && now - c.candidate->since >= k_candidate_for) c.candidate.reset();
+  if (c.candidate && c.candidate->endpoint != from) {
+    if (now - c.candidate->since < k_candidate_holds) {
+      ++path_challenges_.withheld;
+      return;
+    }
+    c.candidate.reset();
+  }
+  if (!c.candidate) c.candidate = Connection::Candidate{from, admission_.random_u64() | 1, now, std::nullopt, 0, 0};
+  c.candidate->bytes_received += bytes;
+  challenge_path(c, now);
 }
 
-void HostProtocol::handle_update(Connection& c, const Endpoint& from, std::span<const std::byte> datagram,
-                                 std::uint64_t number, Instant now) {
+void HostProtocol::challenge_path(Connection& c, Instant now) {
+  Connection::Candidate& candidate = *c.candidate;
+  constexpr std::size_t k_path_bytes = k_sealed_header_bytes + 8 + k_packet_tag_bytes;
+  if ((candidate.challenged_at && now - *candidate.challenged_at < k_challenge_every) ||
+      candidate.bytes_sent + k_path_bytes > k_unproven_factor * candidate.bytes_received) {
+    ++path_challenges_.withheld;
+    return;
+  }
+  const std::size_t sent = send_sealed_to(c, candidate.endpoint, MessageType::path, [&](std::vector<std::byte>& out, const Header& h) {
+    write_path(out, h, {candidate.challenge});
+  });
+  LOCKSTEP_ASSERT(sent == k_path_bytes);
+  candidate.challenged_at = now;
+  candidate.bytes_sent += sent;
+  ++path_challenges_.sent;
+  path_challenges_.bytes_sent += sent;
+}
+
+void HostProtocol::handle_update(Connection& c, std::span<const std::byte> datagram, std::uint64_t number, Instant now) {
   const Decoded<Update> u = read_update(datagram, config_.input_bytes);
   if (!u) return drop(u.drop);
   // It took the welcome and plays on.
@@ -276,9 +306,11 @@ void HostProtocol::handle_update(Connection& c, const Endpoint& from, std::span<
     if (!c.is_player()) return drop(DropReason::spectator_inputs);
     take_inputs(c, *u);
   }
-  // The path challenge answered from the address it went to: the connection moves there.
-  if (c.candidate && c.candidate->endpoint == from && u->path_response == c.candidate->challenge) {
-    c.endpoint = from;
+  // The path challenge answered: its address receives, since only a receiver there could read the
+  // challenge; the connection moves there. The answer may arrive from anywhere (a copy raced ahead
+  // of it from elsewhere carries it too): it proves the address the challenge went to.
+  if (c.candidate && u->path_response == c.candidate->challenge) {
+    c.endpoint = c.candidate->endpoint;
     c.candidate.reset();
   }
   if (u->state_received && c.transfer) take_state_ack(c, *u, number);
@@ -464,17 +496,9 @@ void HostProtocol::send_relay(Connection& c, Instant now) {
   m.running = state_ == HostState::running || state_ == HostState::ending;
   if (RttMeter::timing_due(c.sends++)) m.timing = c.rtt.outgoing(now);
   if (c.is_player()) m.lead = phases_.lead(c.slot, now);
-  const auto relay = [&](std::vector<std::byte>& out, const Header& h) {
+  send_sealed(c, MessageType::relay, [&](std::vector<std::byte>& out, const Header& h) {
     write_relay(out, h, m, {config_.players, config_.input_bytes, predicts()});
-  };
-  send_sealed(c, MessageType::relay, relay);
-  // A candidate address gets the same relay, sealed on its own, with the challenge: for as long
-  // as a candidate lasts (3 s; a later datagram from there makes it one again).
-  if (c.candidate && now - c.candidate->since >= k_candidate_for) c.candidate.reset();
-  if (c.candidate) {
-    m.path_challenge = c.candidate->challenge;
-    send_sealed_to(c, c.candidate->endpoint, MessageType::relay, relay);
-  }
+  });
 }
 
 // --- Departures -----------------------------------------------------------------------------

@@ -49,9 +49,8 @@ Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Ro
   // host serves is a refusal).
   const bool late = slot != k_no_slot && state_ != HostState::waiting;
   const bool awaits_state = (late || slot == k_no_slot) && state_ == HostState::running && own_tick() > 0;
-  if (awaits_state && transfers() >= k_max_state_transfers) {
-    return refuse_with({RefuseReason::full, "the host is sending its state to " + std::to_string(k_max_state_transfers) +
-                                                " late joiners; try again shortly"});
+  if (awaits_state && transfers_full({slot == k_no_slot, connect.reclaim.has_value(), false, credential.client_id, address_group(from)})) {
+    return refuse_with({RefuseReason::busy, "the host is busy sending its state to other joiners; try again in 2 s", 2000});
   }
   // The traffic keys: from a key pair drawn for this connection alone and the joiner's, mixed with
   // the credential's secret and the handshake's keys. A copy of this connect admitted again would
@@ -68,6 +67,7 @@ Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Ro
   c.host_ephemeral = ephemeral.public_key();
   c.joiner_key = connect.joiner_key;
   c.client_id = credential.client_id;
+  c.reclaimed = slot != k_no_slot && connect.reclaim.has_value();
   c.nonce = connect.nonce;
   c.slot = slot;
   c.last_heard = now;
@@ -185,7 +185,7 @@ void HostProtocol::refuse(const Endpoint& from, std::uint64_t nonce, const Refus
   // Sealed once, with a random nonce: a connect may be refused again in other words before any
   // packet number is agreed (and a refusal nobody sealed ends no joiner).
   std::vector<std::byte>& out = outbox().next(from);
-  write_refuse(out, Header{MessageType::refuse, 0, 0}, {refusal.reason, k_protocol_version, nonce, refusal.text});
+  write_refuse(out, Header{MessageType::refuse, 0, 0}, {refusal.reason, k_protocol_version, nonce, refusal.text, refusal.retry_ms});
   seal_once(out, k_sealed_header_bytes, keys, once_nonce());
 }
 
@@ -196,15 +196,52 @@ std::size_t HostProtocol::transfers() const {
                                                 [](const Connection& c) { return c.transfer && !c.is_gone(); }));
 }
 
+HostProtocol::TransferAsk HostProtocol::ask_of(const Connection& c) {
+  return {!c.is_player(), c.reclaimed, c.phase == ConnectionPhase::resyncing, c.client_id, address_group(c.endpoint)};
+}
+
+HostProtocol::TransferCounts HostProtocol::transfer_counts(const TransferAsk& ask, const Connection* self) const {
+  TransferCounts n;
+  for (const Connection& c : connections_) {
+    if (&c == self || c.is_gone() || !c.transfer) continue;
+    const TransferAsk held = ask_of(c);
+    if (held.reclaim) {
+      ++n.reclaims;
+      continue;
+    }
+    ++n.others;
+    if (held.resync) continue;  // the host's own decision: counted in the whole alone
+    n.spectators += held.spectator ? 1 : 0;
+    n.same_address += held.address == ask.address ? 1 : 0;
+    n.same_token += ask.client_id != 0 && held.client_id == ask.client_id ? 1 : 0;
+  }
+  return n;
+}
+
+bool HostProtocol::transfers_full(const TransferAsk& ask) const {
+  const TransferCounts n = transfer_counts(ask, nullptr);
+  if (ask.reclaim && n.reclaims < k_reclaim_transfers) return false;
+  return n.others + (n.reclaims > k_reclaim_transfers ? n.reclaims - k_reclaim_transfers : 0) >= k_max_state_transfers;
+}
+
+bool HostProtocol::transfer_room(const TransferAsk& ask, const Connection* self) const {
+  const TransferCounts n = transfer_counts(ask, self);
+  if (ask.reclaim && n.reclaims < k_reclaim_transfers) return true;
+  const std::size_t whole = n.others + (n.reclaims > k_reclaim_transfers ? n.reclaims - k_reclaim_transfers : 0);
+  if (whole >= k_max_state_transfers) return false;
+  if (ask.resync || ask.reclaim) return true;
+  return !(ask.spectator && n.spectators >= k_max_spectator_transfers) && n.same_address < k_max_transfers_per_address &&
+         n.same_token < k_max_transfers_per_token;
+}
+
 void HostProtocol::start_transfers(Instant now) {
-  std::size_t under_way = transfers();
   for (Connection& c : connections_) {
-    if (!c.needs_state() || under_way >= k_max_state_transfers) continue;
+    if (!c.needs_state() || !transfer_room(ask_of(c), &c)) continue;
     const bool resync = c.phase == ConnectionPhase::resyncing;
     if (state_sender_.has_state() && resync && state_sender_.state().tick < slot_diverged_at_[c.slot]) {
       // A diverged player goes back to a state at or after its divergence: one older than that,
       // still being sent to others, is replaced once they have it.
-      if (under_way > 0) continue;
+      if (transfers() > 0) continue;
       state_sender_.release();
     }
     if (!state_sender_.has_state()) {
@@ -212,7 +249,6 @@ void HostProtocol::start_transfers(Instant now) {
       return;
     }
     c.transfer = state_sender_.begin(now, Duration(config_.timeout_after));
-    ++under_way;
     if (resync) {
       // Relays announce it; the player keeps its ticks and steps on from the state.
       c.transfer->resync = true;

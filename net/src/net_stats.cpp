@@ -51,6 +51,8 @@ std::string stats_json(const NetStats& s) {
          ", \"resimulated_max\": " + std::to_string(s.resimulated_max) +
          ", \"input_latency_p50_ticks\": " + optional_ticks(s.input_latency_p50_ticks) +
          ", \"input_latency_p99_ticks\": " + optional_ticks(s.input_latency_p99_ticks) +
+         ", \"path_challenges\": " + std::to_string(s.path_challenges) +
+         ", \"path_challenges_withheld\": " + std::to_string(s.path_challenges_withheld) +
          ", \"dropped\": {" + dropped +
          "}}\n";
 }

@@ -10,6 +10,11 @@ namespace lockstep::net {
 namespace {
 
 constexpr Duration k_welcomed_send_every = std::chrono::milliseconds(100);
+/// How long a joiner echoes the host's last path challenge in its updates: several round trips, so
+/// that one update lost, or raced and spent from elsewhere, is not the only answer.
+constexpr Duration k_path_echo_for = std::chrono::seconds(1);
+/// The longest a busy host's advice makes a joiner wait before it sends its connect again.
+constexpr Duration k_busy_wait_at_most = std::chrono::seconds(2);
 
 /// The seed of a joiner's key pair (its `generation`th): from its random source, libsodium's, or
 /// (tests) its test seed.
@@ -91,6 +96,16 @@ void PeerProtocol::receive(const Endpoint& from, std::span<const std::byte> data
       return;
     case MessageType::relay: return handle_relay(datagram, now);
     case MessageType::state: return handle_state(datagram);
+    case MessageType::path:
+      if (const Decoded<PathChallenge> p = read_path(datagram); !p) {
+        drop(p.drop);
+      } else {
+        // Our address changed as the host sees it: echoed in every update for a while, wherever
+        // it goes from, which proves the address this came to receives.
+        path_response_ = p->challenge;
+        path_response_until_ = now + k_path_echo_for;
+      }
+      return;
     default: return drop(DropReason::unexpected_type);
   }
 }
@@ -102,8 +117,9 @@ void PeerProtocol::handle_handshake(const Header& h, std::span<const std::byte> 
     if (c->nonce != config_.nonce) return drop(DropReason::unexpected_type);  // another joiner's
     return handle_challenge(*c, now);
   }
+  if (h.clear && h.type == MessageType::refuse && state_ == PeerState::challenged) return handle_clear_refusal(datagram, now);
   // Everything else the host says to a joiner before the welcome is sealed once under the keys
-  // of its connect: a welcome, or a refusal. (A clear refusal is another version's, above.)
+  // of its connect: a welcome, or a refusal. (A clear refusal of another version's is above.)
   if (candidates_.empty() || h.clear || (h.type != MessageType::refuse && h.type != MessageType::welcome)) {
     return drop(DropReason::unexpected_type);
   }
@@ -138,6 +154,17 @@ void PeerProtocol::handle_handshake(const Header& h, std::span<const std::byte> 
   protection_.emplace(std::move(*traffic));
   key_.reset();  // its secret half is wiped: nothing more is derived from it
   return handle_welcome(h, *w, now);
+}
+
+void PeerProtocol::handle_clear_refusal(std::span<const std::byte> datagram, Instant now) {
+  // The host refused the connect before any key work (it is busy, or the token is in use): in
+  // clear, so anyone on the path could have said it. Advice only: the joiner waits as long as it
+  // says, tries again, and names it if it never gets in.
+  const Decoded<Refuse> r = read_refuse(datagram);
+  if (!r) return drop(r.drop);
+  if (r->nonce != config_.nonce || r->reason == RefuseReason::version) return drop(DropReason::unexpected_type);
+  advisory_refusal_ = "refused by the host: " + r->text;
+  if (r->reason == RefuseReason::busy) sent(now, now + std::min(Duration(std::chrono::milliseconds(r->retry_ms)), k_busy_wait_at_most));
 }
 
 void PeerProtocol::handle_challenge(const Challenge& c, Instant now) {
@@ -241,7 +268,6 @@ void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now
     rtt_.on_timing(*r->timing, now);
     lead_ = r->lead;
   }
-  path_response_ = r->path_challenge;  // echoed while the host asks
   take_slots(*r);  // first: it may say from which tick this player plays
   const std::size_t stride = (parameters().players - (omitted ? 1 : 0)) * parameters().input_bytes;
   const std::size_t count = stride == 0 ? 0 : r->inputs.size() / stride;
@@ -481,7 +507,7 @@ void PeerProtocol::send_update(Instant now) {
     incoming_.acknowledged();
   }
   if (RttMeter::timing_due(sends_++)) u.timing = rtt_.outgoing(now);
-  u.path_response = path_response_;
+  if (path_response_ && now < path_response_until_) u.path_response = path_response_;
   send_sealed(MessageType::update, [&](std::vector<std::byte>& out, const Header& h) { write_update(out, h, u, bytes); });
 }
 

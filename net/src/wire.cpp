@@ -18,11 +18,10 @@ constexpr std::uint8_t k_omits_own = 1u << 4;   // relays
 constexpr std::uint8_t k_running = 1u << 5;     // relays
 constexpr std::uint8_t k_has_resync = 1u << 6;  // relays
 constexpr std::uint8_t k_has_state = 1u << 3;   // updates
-constexpr std::uint8_t k_has_path_response = 1u << 4;   // updates
-constexpr std::uint8_t k_has_path_challenge = 1u << 7;  // relays
+constexpr std::uint8_t k_has_path_response = 1u << 4;  // updates
 constexpr std::uint8_t k_update_flags = k_has_timing | k_has_inputs | k_has_hashes | k_has_state | k_has_path_response;
-constexpr std::uint8_t k_relay_flags = k_has_timing | k_has_inputs | k_has_slots | k_has_desync | k_omits_own | k_running |
-                                       k_has_resync | k_has_path_challenge;
+constexpr std::uint8_t k_relay_flags =
+    k_has_timing | k_has_inputs | k_has_slots | k_has_desync | k_omits_own | k_running | k_has_resync;
 // Welcome flags.
 constexpr std::uint8_t k_late = 1u << 0;
 constexpr std::uint8_t k_resync = 1u << 1;
@@ -219,15 +218,24 @@ void write_welcome(std::vector<std::byte>& out, const Header& h, const Welcome& 
   if (m.prediction_window != 0) w.u8(m.prediction_window);
 }
 
-void write_refuse(std::vector<std::byte>& out, const Header& h, const Refuse& m) {
-  ByteWriter w = start_datagram(out, h, MessageType::refuse);
+namespace {
+
+void write_refuse_body(ByteWriter& w, const Refuse& m) {
   w.u8(static_cast<std::uint8_t>(m.reason));
   w.u8(m.host_version);
   w.u64(m.nonce);
+  if (m.reason == RefuseReason::busy) w.u16(m.retry_ms);
   w.text(m.text.size() > k_max_refusal_text ? m.text.substr(0, k_max_refusal_text) : m.text);
 }
 
-void write_version_refusal(std::vector<std::byte>& out) {
+}  // namespace
+
+void write_refuse(std::vector<std::byte>& out, const Header& h, const Refuse& m) {
+  ByteWriter w = start_datagram(out, h, MessageType::refuse);
+  write_refuse_body(w, m);
+}
+
+void write_clear_refusal(std::vector<std::byte>& out, const Refuse& m) {
   out.clear();
   ByteWriter w(out);
   w.u16(k_wire_magic);
@@ -235,11 +243,10 @@ void write_version_refusal(std::vector<std::byte>& out) {
   w.u8(static_cast<std::uint8_t>(MessageType::refuse));
   w.u8(0);
   w.u16(0);
-  w.u8(static_cast<std::uint8_t>(RefuseReason::version));
-  w.u8(k_protocol_version);
-  w.u64(0);
-  w.u16(0);
+  write_refuse_body(w, m);
 }
+
+void write_version_refusal(std::vector<std::byte>& out) { write_clear_refusal(out, Refuse{RefuseReason::version, k_protocol_version, 0, {}, 0}); }
 
 void write_start(std::vector<std::byte>& out, const Header& h, const Start& m) {
   ByteWriter w = start_datagram(out, h, MessageType::start);
@@ -283,7 +290,7 @@ void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, c
   w.u8(static_cast<std::uint8_t>((m.timing ? k_has_timing : 0) | (inputs ? k_has_inputs : 0) |
                                  (m.slots_version ? k_has_slots : 0) | (m.desync_tick != 0 ? k_has_desync : 0) |
                                  (m.own_slot_omitted ? k_omits_own : 0) | (m.running ? k_running : 0) |
-                                 (m.resync ? k_has_resync : 0) | (m.path_challenge ? k_has_path_challenge : 0)));
+                                 (m.resync ? k_has_resync : 0)));
   varint(w, m.first_tick);
   offset(w, m.input_ack, m.first_tick);
   offset(w, m.hash_ack, m.first_tick);
@@ -312,12 +319,16 @@ void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, c
   }
   write_timing(w, m.timing);
   if (m.timing && shape.predicts) w.u8(static_cast<std::uint8_t>(m.lead));
-  if (m.path_challenge) w.u64(*m.path_challenge);
 }
 
 void write_bye(std::vector<std::byte>& out, const Header& h, const Bye& m) {
   ByteWriter w = start_datagram(out, h, MessageType::bye);
   varint(w, m.last_tick);
+}
+
+void write_path(std::vector<std::byte>& out, const Header& h, const PathChallenge& m) {
+  ByteWriter w = start_datagram(out, h, MessageType::path);
+  w.u64(m.challenge);
 }
 
 Decoded<Header> read_header(std::span<const std::byte> d) {
@@ -333,7 +344,7 @@ Decoded<Header> read_header(std::span<const std::byte> d) {
   ByteReader r(d);
   if (header_size(d) == k_sealed_header_bytes) {
     const std::uint8_t type = r.u8() & static_cast<std::uint8_t>(~k_sealed_type_bit);
-    if (type < static_cast<std::uint8_t>(MessageType::hello) || type > static_cast<std::uint8_t>(MessageType::connect) ||
+    if (type < static_cast<std::uint8_t>(MessageType::hello) || type > static_cast<std::uint8_t>(MessageType::last) ||
         !is_sealed(static_cast<MessageType>(type))) {
       out.drop = DropReason::unknown_type;
       return out;
@@ -352,7 +363,7 @@ Decoded<Header> read_header(std::span<const std::byte> d) {
     return out;
   }
   const std::uint8_t type = r.u8();
-  if (type < static_cast<std::uint8_t>(MessageType::hello) || type > static_cast<std::uint8_t>(MessageType::connect)) {
+  if (type < static_cast<std::uint8_t>(MessageType::hello) || type > static_cast<std::uint8_t>(MessageType::last)) {
     out.drop = DropReason::unknown_type;
     return out;
   }
@@ -478,12 +489,13 @@ Decoded<Refuse> read_refuse(std::span<const std::byte> d) {
   WireReader r(d);
   Refuse m;
   const std::uint8_t reason = r.u8();
-  if (reason < static_cast<std::uint8_t>(RefuseReason::version) || reason > static_cast<std::uint8_t>(RefuseReason::key)) {
+  if (reason < static_cast<std::uint8_t>(RefuseReason::version) || reason > static_cast<std::uint8_t>(RefuseReason::busy)) {
     r.fail();
   }
   m.reason = static_cast<RefuseReason>(reason);
   m.host_version = r.u8();
   m.nonce = r.u64();
+  if (m.reason == RefuseReason::busy) m.retry_ms = r.u16();
   m.text = r.text(k_max_refusal_text);
   return finish(r, std::move(m));
 }
@@ -574,7 +586,6 @@ Decoded<Relay> read_relay(std::span<const std::byte> d, const RelayShape& shape)
   }
   m.timing = read_timing(r, (flags & k_has_timing) != 0);
   if (m.timing && shape.predicts) m.lead = static_cast<std::int8_t>(r.u8());
-  if ((flags & k_has_path_challenge) != 0) m.path_challenge = r.u64();
   return finish(r, m);
 }
 
@@ -608,6 +619,14 @@ Decoded<Bye> read_bye(std::span<const std::byte> d) {
   WireReader r(d);
   Bye m;
   m.last_tick = r.tick();
+  return finish(r, m);
+}
+
+Decoded<PathChallenge> read_path(std::span<const std::byte> d) {
+  WireReader r(d);
+  PathChallenge m;
+  m.challenge = r.u64();
+  if (m.challenge == 0) r.fail();
   return finish(r, m);
 }
 

@@ -82,6 +82,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       break;
     case MessageType::bye: (void)read_bye(datagram); break;
+    case MessageType::path:
+      if (const Decoded<PathChallenge> p = read_path(datagram)) {
+        write_path(again, *header, *p);
+        check(again == std::vector<std::byte>(datagram.begin(), datagram.end()));
+      }
+      break;
     case MessageType::state:
       if (const Decoded<StatePiece> piece = read_state(datagram)) {
         write_state(again, *header, *piece);

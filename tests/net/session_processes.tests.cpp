@@ -786,3 +786,33 @@ TEST_CASE("datagrams captured through a relay and sent back unmodified, bit-flip
     CHECK(json_number(json, "unknown address") > 0);
   }
 }
+
+TEST_CASE("copies raced from another address by an on-path relay get at most three times their bytes there, and the "
+          "session ends on one hash",
+          "[net][processes][hostile]") {
+  // The reflection the review found: a fresh datagram of a player's, copied ahead of it from another
+  // address, made that address a candidate that got every relay for 3 s. Now it gets path
+  // challenges alone, within three times what came from it.
+  TempDir dir;
+  const std::string port = std::to_string(free_udp_port());
+  RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "2", "--bot", "--ticks", "600",
+                                   "--tick-rate", k_fast_rate, "--wait-timeout", "60", "--stats-json", dir.file("host.json")});
+  REQUIRE(host.wait_for("host: session"));
+  lockstep::testing::HostileRelay relay(static_cast<std::uint16_t>(std::stoi(port)));
+  RunningProcess peer(k_lockstep, {"join", "127.0.0.1:" + std::to_string(relay.port()), "--bot"});
+  REQUIRE(host.wait_for_tick(60));
+  relay.race(20);
+  const ProcessResult h = host.finish();
+  const ProcessResult p = peer.finish();
+  INFO(h.out << h.err << p.out << p.err);
+  CHECK(h.exit_code == 0);
+  CHECK(p.exit_code == 0);
+  CHECK(std::regex_match(h.last_line(), k_final_line));
+  CHECK(h.last_line() == p.last_line());
+  const std::string json = read_file(dir.file("host.json"));
+  INFO(json << "raced " << relay.raced_bytes() << " bytes, " << relay.raced_back_bytes() << " came back");
+  CHECK(relay.raced_bytes() > 0);
+  CHECK(json_number(json, "path_challenges") > 0);
+  CHECK(relay.raced_back_bytes() > 0);
+  CHECK(relay.raced_back_bytes() <= 3 * relay.raced_bytes());
+}

@@ -434,6 +434,96 @@ TEST_CASE("no forged datagram, not even one far ahead from the player's own addr
   CHECK(group[0].session->protocol().slots()[1].state == net::SlotState::active);
 }
 
+namespace {
+
+/// An on-path attacker: it sees every datagram a player sends the host (before the player's 20 ms
+/// of latency) and races a copy of every `every`th one ahead of the original from its own address,
+/// counting the bytes it sends and the bytes the host sends back there.
+struct PathRacer {
+  std::unique_ptr<net::VirtualSocket> socket;
+  std::uint64_t every = 1;
+  std::uint64_t seen = 0;
+  std::uint64_t copies = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+  void race(std::span<const std::byte> datagram) {
+    if (seen++ % every != 0) return;
+    socket->send(VirtualSessions<WalkerSim>::address(0), datagram);
+    ++copies;
+    bytes_sent += datagram.size();
+  }
+  void drain() {
+    net::Endpoint from;
+    std::vector<std::byte> d;
+    while (socket->receive(from, d)) bytes_received += d.size();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("copies of a player's datagrams raced ahead from another address get at most three times their bytes "
+          "there, and no relay",
+          "[net][session][hostile]") {
+  // Before: a candidate address got every relay for 3 s, some 180 datagrams for one copy. The
+  // racer copies one datagram in `every` (handshake included) from 10.0.0.8.
+  const std::uint64_t every = GENERATE(1u, 7u, 120u);
+  INFO("one copy in " << every);
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({2, 1000}, 5, host_config(600), {}, walker_step).ok());
+  net::NetSimConfig slow;
+  slow.delay_ms = 20;
+  group.join(net::Role::player, join_config(), slow, walker_step);
+  PathRacer racer{group.network().open(VirtualSessions<WalkerSim>::address(7), {}), every};
+  group.on_send = [&](std::size_t who, Instant, const net::Endpoint& to, std::span<const std::byte> d) {
+    if (who == 1 && to == VirtualSessions<WalkerSim>::address(0)) racer.race(d);
+  };
+  REQUIRE(group.run(seconds(30), [&](Instant) { racer.drain(); }));
+  racer.drain();
+  CHECK(racer.copies > 5);
+  CHECK(racer.bytes_received > 0);  // challenged: the host saw the copies
+  CHECK(racer.bytes_received <= net::k_unproven_factor * racer.bytes_sent);
+  const net::NetStats host = group[0].session->stats();
+  CHECK(host.path_challenges > 0);
+  CHECK(group[0].session->result()->outcome == Outcome::finished);
+  CHECK(group[1].session->result()->outcome == Outcome::finished);
+  CHECK(group[1].hashes.size() == 600);
+  CHECK(group.agree());
+}
+
+TEST_CASE("a player whose NAT rebinds while copies of its datagrams race from elsewhere moves to its new address",
+          "[net][session][hostile]") {
+  // Every other datagram of the player is raced from 10.0.0.8, so its new address and the racer's
+  // take turns at being the newest: the racer's may not displace the real one before it answers.
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({2, 1000}, 5, host_config(600), {}, walker_step).ok());
+  net::NetSimConfig slow;
+  slow.delay_ms = 20;
+  group.join(net::Role::player, join_config(), slow, walker_step);
+  PathRacer racer{group.network().open(VirtualSessions<WalkerSim>::address(7), {}), 2};
+  bool racing = false;
+  group.on_send = [&](std::size_t who, Instant, const net::Endpoint& to, std::span<const std::byte> d) {
+    if (racing && who == 1 && to == VirtualSessions<WalkerSim>::address(0)) racer.race(d);
+  };
+  bool moved = false;
+  REQUIRE(group.run(seconds(30), [&](Instant) {
+    racer.drain();
+    if (!moved && group[1].session->tick() >= 120) {
+      racing = true;
+      group[1].socket->rebind(VirtualSessions<WalkerSim>::address(1, 10001));
+      moved = true;
+    }
+  }));
+  REQUIRE(moved);
+  racer.drain();
+  CHECK(racer.bytes_received <= net::k_unproven_factor * racer.bytes_sent);
+  CHECK(group[0].session->stats().path_challenges_withheld > 0);
+  CHECK(group[0].session->result()->outcome == Outcome::finished);
+  CHECK(group[1].session->result()->outcome == Outcome::finished);
+  CHECK(group[1].hashes.size() == 600);
+  CHECK(group.agree());
+  CHECK(group[0].session->protocol().slots()[1].state == net::SlotState::active);
+}
+
 TEST_CASE("two peers behind one address get two slots, and a peer whose port changes keeps its own",
           "[net][session][handshake]") {
   VirtualSessions<WalkerSim> group;

@@ -222,6 +222,24 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     write_refuse(out, k_header, {RefuseReason::full, 2, 0x1234, "the session is full"});
     CHECK(read_refuse(out)->text == "the session is full");
     CHECK(read_refuse(out)->nonce == 0x1234);
+    // A busy host's refusal carries when to try again; in clear, with the clear header.
+    write_clear_refusal(out, {RefuseReason::busy, k_protocol_version, 0x99, "busy; try again", 750});
+    const Decoded<Header> clear = read_header(out);
+    REQUIRE(clear.ok());
+    CHECK(clear->clear);
+    CHECK(clear->type == MessageType::refuse);
+    REQUIRE(read_refuse(out).ok());
+    CHECK(read_refuse(out)->retry_ms == 750);
+    CHECK(read_refuse(out)->text == "busy; try again");
+    CHECK(out.size() == 7 + 1 + 1 + 8 + 2 + 2 + 15);
+    out[7] = std::byte{6};  // no sixth reason
+    CHECK(read_refuse(out).drop == DropReason::malformed);
+    // A path challenge is its 8 bytes, and never 0.
+    write_path(out, k_header, {0x0102030405060708});
+    REQUIRE(read_path(out).ok());
+    CHECK(read_path(out)->challenge == 0x0102030405060708);
+    write_path(out, k_header, {0});
+    CHECK(read_path(out).drop == DropReason::malformed);
     write_start(out, k_header, {250, 7});
     CHECK(read_start(out)->countdown_ms == 250);
     CHECK(read_start(out)->input_delay == 7);
@@ -576,8 +594,9 @@ TEST_CASE("every seed of the datagram decoder's fuzz corpus is a message of this
         break;
       case MessageType::bye: read = read_bye(datagram).ok(); break;
       case MessageType::state: read = read_state(datagram).ok(); break;
+      case MessageType::path: read = read_path(datagram).ok(); break;
     }
     CHECK(read);
   }
-  CHECK(types.size() == 10);  // one seed at least of every message type
+  CHECK(types.size() == 11);  // one seed at least of every message type
 }

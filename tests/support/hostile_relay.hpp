@@ -5,7 +5,9 @@
 // host's answers back. It keeps every datagram it forwards, and, once told to attack, sends back
 // copies of what it has seen — unmodified, with a bit flipped, cut short or extended — to the host
 // from the joiner's own relay socket and from another one, and to each joiner from the relay's
-// port (the joiner's host address) and from another port.
+// port (the joiner's host address) and from another port. Told to race instead, it sends a copy of
+// every nth datagram a joiner sends, fresh, to the host from its other socket just before the
+// original, and counts the bytes it sent from there and the bytes the host sent back there.
 
 #include <poll.h>
 
@@ -32,6 +34,7 @@ class HostileRelay {
         front_(io_, udp::endpoint(udp::v4(), 0)),
         stranger_(io_, udp::endpoint(udp::v4(), 0)) {
     front_.non_blocking(true);
+    stranger_.non_blocking(true);
     thread_ = std::thread([this] { loop(); });
   }
   ~HostileRelay() {
@@ -45,6 +48,11 @@ class HostileRelay {
   [[nodiscard]] std::uint16_t port() const { return front_.local_endpoint().port(); }
   /// From now on, after every forwarded datagram, send hostile copies of earlier ones.
   void attack() { attacking_ = true; }
+  /// From now on, race a copy of every `every`th datagram from a joiner ahead of it.
+  void race(std::uint64_t every) { race_every_ = every; }
+  /// Racing: bytes sent to the host from the other socket, and bytes that came back there.
+  [[nodiscard]] std::uint64_t raced_bytes() const { return raced_bytes_; }
+  [[nodiscard]] std::uint64_t raced_back_bytes() const { return raced_back_bytes_; }
   /// Hostile datagrams sent so far.
   [[nodiscard]] std::uint64_t sent() const { return hostile_; }
 
@@ -58,12 +66,13 @@ class HostileRelay {
   void loop() {
     std::vector<std::byte> buffer(2048);
     while (!stop_) {
-      std::vector<pollfd> fds = {{front_.native_handle(), POLLIN, 0}};
+      std::vector<pollfd> fds = {{front_.native_handle(), POLLIN, 0}, {stranger_.native_handle(), POLLIN, 0}};
       for (const auto& j : joiners_) fds.push_back({j->upstream->native_handle(), POLLIN, 0});
       if (::poll(fds.data(), fds.size(), 20) <= 0) continue;
       if ((fds[0].revents & POLLIN) != 0) from_joiner(buffer);
-      for (std::size_t i = 1; i < fds.size(); ++i) {
-        if ((fds[i].revents & POLLIN) != 0) from_host(*joiners_[i - 1], buffer);
+      if ((fds[1].revents & POLLIN) != 0) to_stranger(buffer);
+      for (std::size_t i = 2; i < fds.size(); ++i) {
+        if ((fds[i].revents & POLLIN) != 0) from_host(*joiners_[i - 2], buffer);
       }
     }
   }
@@ -85,6 +94,10 @@ class HostileRelay {
       j->upstream->non_blocking(true);
     }
     std::vector<std::byte> d(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
+    if (race_every_ != 0 && raced_seen_++ % race_every_ == 0) {
+      stranger_.send_to(boost::asio::buffer(d), host_, 0, error);
+      if (!error) raced_bytes_ += d.size();
+    }
     j->upstream->send_to(boost::asio::buffer(d), host_, 0, error);
     if (attacking_) strike(*j);
     if (j->to_host.size() < 4096) j->to_host.push_back(std::move(d));
@@ -98,6 +111,14 @@ class HostileRelay {
     std::vector<std::byte> d(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
     front_.send_to(boost::asio::buffer(d), j.at, 0, error);
     if (j.to_joiner.size() < 4096) j.to_joiner.push_back(std::move(d));
+  }
+
+  /// What the host sends to the other socket (and what joiners might, which none does).
+  void to_stranger(std::vector<std::byte>& buffer) {
+    udp::endpoint from;
+    boost::system::error_code error;
+    const std::size_t n = stranger_.receive_from(boost::asio::buffer(buffer), from, 0, error);
+    if (!error && from == host_) raced_back_bytes_ += n;
   }
 
   /// One of each kind of hostile copy, of a datagram seen a while ago, each way.
@@ -141,6 +162,10 @@ class HostileRelay {
   std::atomic<bool> stop_{false};
   std::atomic<bool> attacking_{false};
   std::atomic<std::uint64_t> hostile_{0};
+  std::atomic<std::uint64_t> race_every_{0};
+  std::uint64_t raced_seen_ = 0;
+  std::atomic<std::uint64_t> raced_bytes_{0};
+  std::atomic<std::uint64_t> raced_back_bytes_{0};
   std::uint64_t round_ = 0;
   std::thread thread_;
 };

@@ -442,7 +442,7 @@ bool Run::excused(std::uint32_t i, const net::SessionResult& r) const {
                            *p_[0].ended_at < p.join_at + milliseconds(k_timeout_ms)) ||
                           (r.outcome == Outcome::refused && r.message == "refused by the host: the session is over") ||
                           // … or while the host sends its state to as many late joiners as it serves.
-                          (r.outcome == Outcome::refused && r.message.find("try again shortly") != std::string::npos) ||
+                          (r.outcome == Outcome::refused && r.message.find("busy sending") != std::string::npos) ||
                           // … or arrives so near the end that the host, having stepped its last
                           // tick, stops waiting for the state to cross before it is across.
                           (r.outcome == Outcome::network_failed && r.message.rfind("the host ended the session", 0) == 0));

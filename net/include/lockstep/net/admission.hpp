@@ -25,6 +25,7 @@ namespace lockstep::net {
 struct Refusal {
   RefuseReason reason = RefuseReason::full;
   std::string text;
+  std::uint16_t retry_ms = 0;  ///< busy: when to try again
 };
 
 /// What the host knows of its places when a hello asks for one.

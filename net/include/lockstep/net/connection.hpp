@@ -41,18 +41,23 @@ struct Connection {
   PublicKey host_ephemeral{};        ///< the host's key for this connection, in its welcome
   PublicKey joiner_key{};            ///< its connect's: a connect sent again names it
   std::uint64_t client_id = 0;       ///< its connect token's client id (0: not a token's)
+  bool reclaimed = false;            ///< admitted with a claim on its slot (a reclaim)
   std::uint64_t nonce = 0;           ///< its hello's
   std::uint8_t slot = k_no_slot;     ///< k_no_slot: a spectator
   ConnectionPhase phase = ConnectionPhase::welcomed;
   /// It joined under way once: its relays carry its own slot's inputs too (the ticks before it
   /// plays may hold a previous holder's).
   bool joined_late = false;
-  /// An address an opened, newer datagram came from: for 3 s it gets relays of its own carrying a
-  /// challenge, and the connection moves there once an update from there echoes it.
+  /// An address an opened, newer datagram came from that is not the connection's own: it gets
+  /// small sealed path challenges and nothing else, at most k_unproven_factor times the bytes that
+  /// came from it, until an update echoes one; then the connection moves there.
   struct Candidate {
     Endpoint endpoint;
     std::uint64_t challenge = 0;
     Instant since{0};
+    std::optional<Instant> challenged_at;  ///< the last challenge sent there
+    std::uint64_t bytes_received = 0;      ///< of opened, newer datagrams from there
+    std::uint64_t bytes_sent = 0;
   };
   std::optional<Candidate> candidate;
   Instant last_heard{0};

@@ -24,6 +24,7 @@
 #include "lockstep/net/connection.hpp"
 #include "lockstep/net/delay_controller.hpp"
 #include "lockstep/net/input_assembly.hpp"
+#include "lockstep/net/key_work_budget.hpp"
 #include "lockstep/net/lockstep_protocol.hpp"
 #include "lockstep/net/packet_protection.hpp"
 #include "lockstep/net/session_config.hpp"
@@ -48,8 +49,30 @@ struct HostProtocolConfig : HostSettings {
 
 enum class HostState : std::uint8_t { waiting, countdown, running, ending, ended };
 
-/// State transfers to late joiners the host serves at once; later ones wait their turn.
+/// An address that has not proven it receives for a connection gets at most this many times the
+/// bytes that came from it (QUIC's bound, RFC 9000 §8): path challenges, nothing else.
+inline constexpr std::uint64_t k_unproven_factor = 3;
+
+/// What went to addresses that had not proven they receive for a connection: path challenges sent
+/// (and their bytes), and datagrams from such addresses answered with nothing (a challenge went
+/// there too recently, or it would exceed k_unproven_factor times the bytes from there, or another
+/// candidate holds its place).
+struct PathChallengeCounts {
+  std::uint64_t sent = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t withheld = 0;
+};
+
+/// State transfers the host serves at once (late joiners, spectators, resyncs): a joiner admitted
+/// while all are under way is refused as busy. Of those at most so many go to spectators, to one
+/// address (an IPv6 /48) and to one token; a joiner beyond these waits its turn. Reclaims have one
+/// transfer of their own beside these, so that no holder of a credential can keep a late player or
+/// a crashed player from its slot by taking its state slowly.
 inline constexpr std::size_t k_max_state_transfers = 4;
+inline constexpr std::size_t k_max_spectator_transfers = 2;
+inline constexpr std::size_t k_max_transfers_per_address = 2;
+inline constexpr std::size_t k_max_transfers_per_token = 1;
+inline constexpr std::size_t k_reclaim_transfers = 1;
 /// A player that diverges again within this many seconds of ticks after a resync is dropped as
 /// gone, not resynced forever.
 inline constexpr std::uint64_t k_resync_window_seconds = 10;
@@ -87,6 +110,11 @@ class HostProtocol final : public LockstepProtocol {
   void provide_state(std::uint64_t tick, std::vector<std::byte> snapshot, std::uint64_t hash, Instant now);
   /// State transfers under way.
   [[nodiscard]] std::size_t transfers() const;
+  /// Handshakes whose public-key work the host has done.
+  [[nodiscard]] std::uint64_t key_work() const { return key_work_.taken(); }
+
+  /// Path challenges to addresses a connection's datagrams came from that are not its own.
+  [[nodiscard]] const PathChallengeCounts& path_challenges() const { return path_challenges_; }
 
   /// The host's public key: its challenges name it, and its invite codes carry it.
   [[nodiscard]] const PublicKey& host_key() const { return host_key_.public_key(); }
@@ -119,30 +147,36 @@ class HostProtocol final : public LockstepProtocol {
   /// The secrets a connect may have been sealed with under the host's credentials (none: nothing
   /// admits it; an expired token sets token_expired_).
   std::size_t credential_candidates(const Connect& connect, std::array<CredentialCandidate, 2>& out);
-  void handle_update(Connection& c, const Endpoint& from, std::span<const std::byte> datagram, std::uint64_t number,
-                     Instant now);
-  /// An opened, newer datagram of `c` came from `from`, not its address.
-  void follow(Connection& c, const Endpoint& from, Instant now);
+  void handle_update(Connection& c, std::span<const std::byte> datagram, std::uint64_t number, Instant now);
+  /// An opened, newer datagram of `c` (`bytes` long) came from `from`, not its address.
+  void follow(Connection& c, const Endpoint& from, std::size_t bytes, Instant now);
+  /// A path challenge to `c`'s candidate address, if it is due and within what that address sent.
+  void challenge_path(Connection& c, Instant now);
   void take_inputs(Connection& c, const Update& update);
   void take_hashes(Connection& c, const Update& update, std::uint64_t number);
   void take_state_ack(Connection& c, const Update& update, std::uint64_t number);
   /// Writes a message for `c` with `write(buffer, header)`, seals it under its keys and sends it
-  /// to `to` (its address, unless a relay's path challenge goes to a candidate).
+  /// to `to` (its address, unless a path challenge goes to a candidate); returns its size.
   template <class Write>
   void send_sealed(Connection& c, MessageType type, Write&& write) {
     send_sealed_to(c, c.endpoint, type, std::forward<Write>(write));
   }
   template <class Write>
-  void send_sealed_to(Connection& c, const Endpoint& to, MessageType type, Write&& write) {
+  std::size_t send_sealed_to(Connection& c, const Endpoint& to, MessageType type, Write&& write) {
     std::vector<std::byte>& out = outbox().next(to);
     write(out, Header{type, c.id, static_cast<std::uint16_t>(c.protection->next_number())});
     c.protection->seal(out, k_sealed_header_bytes);
+    return out.size();
   }
   /// 24 random bytes for a message sealed once.
   OnceNonce once_nonce();
-  /// Takes one handshake's public-key work from the host's budget and from the share of `from`'s
-  /// address; false, taking nothing, when either is spent.
-  bool take_key_work(const Endpoint& from, Instant now);
+  /// The refusals of a connect that cost no key work, in clear: a token in use by a joiner still
+  /// heard from, a spectator with no place or no state transfer to be had, the key work's budget
+  /// spent. Whether one was sent.
+  bool refused_before_key_work(const Endpoint& from, const Connect& connect, const CredentialCandidate& credential,
+                               Instant now);
+  /// A clear refusal of the connect from `from` (no larger than a connect).
+  void refuse_in_clear(const Endpoint& from, std::uint64_t nonce, RefuseReason reason, Duration retry, std::string text);
   // Admission.
   Connection* admit(const Endpoint& from, const Connect& connect, Role role, const CredentialCandidate& credential,
                     PacketProtection handshake, Instant now);
@@ -161,6 +195,26 @@ class HostProtocol final : public LockstepProtocol {
   void send_to_all(Instant now);
   void send_relay(Connection& c, Instant now);
   // State transfer.
+  /// Who asks for a state transfer, as its limits count it.
+  struct TransferAsk {
+    bool spectator = false;
+    bool reclaim = false;
+    bool resync = false;
+    std::uint64_t client_id = 0;
+    boost::asio::ip::address address;
+  };
+  [[nodiscard]] static TransferAsk ask_of(const Connection& c);
+  /// The transfers under way (`self`'s not counted) as the limits count them for `ask`.
+  struct TransferCounts {
+    std::size_t reclaims = 0, others = 0, spectators = 0, same_address = 0, same_token = 0;
+  };
+  [[nodiscard]] TransferCounts transfer_counts(const TransferAsk& ask, const Connection* self) const;
+  /// Every transfer `ask` could have is under way: a joiner admitted now would wait for long, so
+  /// it is refused (busy).
+  [[nodiscard]] bool transfers_full(const TransferAsk& ask) const;
+  /// Whether `ask` may start a transfer now beside those under way (`self` not counted); a joiner
+  /// beyond a spectator's, an address's or a token's limit waits its turn.
+  [[nodiscard]] bool transfer_room(const TransferAsk& ask, const Connection* self) const;
   void start_transfers(Instant now);
   void send_state(Connection& c, Instant now);
   // Departures.
@@ -203,20 +257,8 @@ class HostProtocol final : public LockstepProtocol {
   /// Joiner keys whose connect opened in the last 20 s (a cookie's life), oldest first.
   std::deque<std::pair<PublicKey, Instant>> spent_;
   bool token_expired_ = false;  ///< the last token checked had expired
-  /// A token bucket: `tokens` handshakes may be done at `at`, refilled at a rate up to a burst.
-  struct KeyWorkBudget {
-    double tokens = 0;
-    Instant at{0};
-    [[nodiscard]] double at_time(Instant now, double burst, double per_second) const;
-  };
-  /// One address's share of the budget; the least recently used gives way to a new address.
-  struct AddressShare {
-    boost::asio::ip::address address;
-    KeyWorkBudget budget;
-    bool used = false;
-  };
+  PathChallengeCounts path_challenges_;
   KeyWorkBudget key_work_;
-  std::array<AddressShare, 64> address_shares_{};
   bool wants_state_ = false;
   bool reclaiming_ = false;  ///< a reclaim is taking a slot from its previous holder
 };

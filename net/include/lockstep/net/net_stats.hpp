@@ -55,6 +55,10 @@ struct NetStats {
   /// the median and 99th percentile, nothing before any input has shown.
   std::optional<std::uint64_t> input_latency_p50_ticks;
   std::optional<std::uint64_t> input_latency_p99_ticks;
+  /// A host: path challenges sent to addresses a connection's datagrams came from that are not its
+  /// own, and datagrams from such addresses answered with nothing (HostProtocol::path_challenges).
+  std::uint64_t path_challenges = 0;
+  std::uint64_t path_challenges_withheld = 0;
   DropCounts dropped;
 };
 
@@ -65,7 +69,8 @@ struct NetStats {
 /// caught_up_ms (a late joiner's; null when not one), playing_ms (a late player's), desyncs, resync_bytes and resync_ms (null
 /// when this participant was not resynced), prediction_window, prediction_max, rollbacks,
 /// resimulated_ticks, resimulated_max, input_latency_p50_ticks and input_latency_p99_ticks (null for a spectator,
-/// a relay host, or before an input showed), dropped (reason → count, the reasons that occurred).
+/// a relay host, or before an input showed), path_challenges and path_challenges_withheld (a host's),
+/// dropped (reason → count, the reasons that occurred).
 std::string stats_json(const NetStats& stats);
 
 /// "tick 600, rtt 0.4 ms, input delay 2, stalls 0, latency 2/2 ticks, sent 601 dgrams 14.2 KB,

@@ -96,6 +96,7 @@ class PeerProtocol final : public LockstepProtocol {
   bool take_tick(std::uint64_t tick, std::span<const std::byte> others);
   void take_acks(const Relay& relay);
   void take_slots(const Relay& relay);
+  void handle_clear_refusal(std::span<const std::byte> datagram, Instant now);
   void handle_challenge(const Challenge& challenge, Instant now);
   void send_hello(Instant now);
   /// Writes a message with `write(buffer, header)` and seals it under the connection's keys.
@@ -136,7 +137,8 @@ class PeerProtocol final : public LockstepProtocol {
   std::optional<PacketProtection> handshake_;  ///< the candidate whose welcome or refusal opened
   std::optional<PacketProtection> protection_; ///< from the welcome on: everything else
   std::uint8_t connection_ = 0;
-  std::optional<std::uint64_t> path_response_;  ///< the last relay's path challenge, echoed
+  std::optional<std::uint64_t> path_response_;  ///< the host's last path challenge, echoed
+  Instant path_response_until_{0};              ///< … in updates sent before this time
   std::vector<std::byte> scratch_;              ///< a received datagram, opened in place
   std::vector<std::byte> sim_config_;
   std::vector<std::byte> own_;          ///< own inputs of ticks own_first_ … own_through_

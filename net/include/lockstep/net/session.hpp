@@ -344,6 +344,10 @@ class Session {
     s.desyncs = desyncs_;
     s.resync_bytes = resync_bytes_;
     s.resync_ms = resync_ms_;
+    if (host_ != nullptr) {
+      s.path_challenges = host_->path_challenges().sent;
+      s.path_challenges_withheld = host_->path_challenges().withheld;
+    }
     s.dropped = protocol_->drops();
     return s;
   }

@@ -30,7 +30,7 @@
 namespace lockstep::net {
 
 inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
-inline constexpr std::uint8_t k_protocol_version = 7;
+inline constexpr std::uint8_t k_protocol_version = 8;
 /// The header of a clear message, and of a sealed one.
 inline constexpr std::size_t k_header_bytes = 7;
 inline constexpr std::size_t k_sealed_header_bytes = 4;
@@ -81,6 +81,10 @@ enum class MessageType : std::uint8_t {
   bye = 8,        ///< either way: leaving now
   state = 9,      ///< host → joiner: a piece of the state a late joiner starts from
   connect = 10,   ///< joiner → host: cookie, key and credential in clear, role and claim sealed
+  /// host → joiner, to an address its datagrams came from that is not its connection's: a path
+  /// challenge, which only a receiver there can read and echo (nothing else goes there unproven)
+  path = 11,
+  last = path,
 };
 
 /// Whether a message travels sealed, with the short header (every one but the handshake's first
@@ -93,7 +97,9 @@ constexpr std::size_t header_bytes(MessageType type) { return is_sealed(type) ? 
 
 enum class Role : std::uint8_t { player = 0, spectator = 1 };
 
-enum class RefuseReason : std::uint8_t { version = 1, full = 2, started = 3, key = 4 };
+/// Why a host refuses. *busy* alone is not final: the joiner may try again after the refusal's
+/// retry_ms, with the same connect.
+enum class RefuseReason : std::uint8_t { version = 1, full = 2, started = 3, key = 4, busy = 5 };
 
 /// What a joiner proves it may join with (net/PROTOCOL.md, "Credentials").
 enum class CredentialKind : std::uint8_t { open = 0, invite = 1, token = 2 };
@@ -195,6 +201,7 @@ struct Refuse {
   std::uint8_t host_version = k_protocol_version;
   std::uint64_t nonce = 0;  ///< the hello's, or 0 when the hello could not be read
   std::string text;
+  std::uint16_t retry_ms = 0;  ///< busy only: try again no sooner than this (on the wire before the text)
 };
 
 struct Start {
@@ -236,7 +243,7 @@ struct Update {
   std::uint64_t state_held = 0;
   std::uint64_t state_tick = 0;  ///< with state_received: the tick of the state it acknowledges
   std::optional<Timing> timing;
-  /// The last path challenge a relay carried, echoed while relays carry one.
+  /// The last path challenge the host sent, echoed for k_path_echo_for after it arrived.
   std::optional<std::uint64_t> path_response;
 };
 
@@ -276,13 +283,16 @@ struct Relay {
   /// A diverged participant of a resyncing session: the host's state of `state.tick` follows in
   /// `state` messages; it goes on from there.
   std::optional<StateOffer> resync;
-  /// The connection moved to the address this goes to: an update from there must echo it before
-  /// any state piece goes there.
-  std::optional<std::uint64_t> path_challenge;
 };
 
 struct Bye {
   std::uint64_t last_tick = 0;
+};
+
+/// A random value (never 0) the joiner echoes in its updates: proof that the address it went to
+/// receives for the connection, before the host sends anything else there.
+struct PathChallenge {
+  std::uint64_t challenge = 0;
 };
 
 /// A piece of a late joiner's state: the bytes at `offset` (a multiple of k_state_piece_bytes), with
@@ -319,6 +329,10 @@ void write_refuse(std::vector<std::byte>& out, const Header& h, const Refuse& m)
 /// The clear refusal of another version's hello: the header's first four bytes mean the same in
 /// every version from 2 on, so its joiner can tell which version this host speaks.
 void write_version_refusal(std::vector<std::byte>& out);
+/// A refusal in clear, with the clear header: the answer to a connect the host refuses before any
+/// public-key work (so without keys to seal it under). Anyone on the path could forge one, so a
+/// joiner takes it as advice: it waits and tries again, and names it only if it never gets in.
+void write_clear_refusal(std::vector<std::byte>& out, const Refuse& m);
 void write_start(std::vector<std::byte>& out, const Header& h, const Start& m);
 /// `inputs` holds whole ticks of `input_bytes` each, at most k_max_ticks_per_datagram.
 void write_update(std::vector<std::byte>& out, const Header& h, const Update& m, std::uint32_t input_bytes);
@@ -331,6 +345,7 @@ struct RelayShape {
 /// `inputs` holds whole ticks, at most k_max_ticks_per_datagram.
 void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, const RelayShape& shape);
 void write_bye(std::vector<std::byte>& out, const Header& h, const Bye& m);
+void write_path(std::vector<std::byte>& out, const Header& h, const PathChallenge& m);
 void write_state(std::vector<std::byte>& out, const Header& h, const StatePiece& m);
 
 /// Reads and checks the header (size bounds; the magic and version of a clear one; the type).
@@ -354,6 +369,7 @@ Decoded<Start> read_start(std::span<const std::byte> datagram);
 Decoded<Update> read_update(std::span<const std::byte> datagram, std::uint32_t input_bytes);
 Decoded<Relay> read_relay(std::span<const std::byte> datagram, const RelayShape& shape);
 Decoded<Bye> read_bye(std::span<const std::byte> datagram);
+Decoded<PathChallenge> read_path(std::span<const std::byte> datagram);
 /// Checks the bounds and the checksum; whether the piece fits the transfer is the joiner's to say.
 Decoded<StatePiece> read_state(std::span<const std::byte> datagram);
 
