@@ -26,14 +26,14 @@ Admission::Admission(std::uint64_t test_key_seed, std::function<std::uint64_t()>
 Admission::~Admission() { sodium_memzero(cookie_key_.data(), cookie_key_.size()); }
 
 Cookie Admission::cookie(const Endpoint& from, std::uint64_t nonce, Instant now) const {
-  return cookie_for(from, nonce, static_cast<std::uint64_t>(now / k_cookie_epoch));
+  return cookie_of(cookie_key_, from, nonce, static_cast<std::uint64_t>(now / k_cookie_epoch));
 }
 
 bool Admission::cookie_holds(const Endpoint& from, std::uint64_t nonce, const Cookie& cookie, Instant now) const {
   const auto epoch = static_cast<std::uint64_t>(now / k_cookie_epoch);
   const auto same = [&](const Cookie& want) { return crypto_verify_16(reinterpret_cast<const unsigned char*>(cookie.data()),
                                                                         reinterpret_cast<const unsigned char*>(want.data())) == 0; };
-  return same(cookie_for(from, nonce, epoch)) || (epoch != 0 && same(cookie_for(from, nonce, epoch - 1)));
+  return same(cookie_of(cookie_key_, from, nonce, epoch)) || (epoch != 0 && same(cookie_of(cookie_key_, from, nonce, epoch - 1)));
 }
 
 std::variant<std::uint8_t, Refusal> Admission::place(Role role, const std::optional<Reclaim>& reclaim,
@@ -92,7 +92,7 @@ void Admission::new_slot_key(std::uint8_t slot) {
   while (slot_keys_[slot] == 0);
 }
 
-Cookie Admission::cookie_for(const Endpoint& from, std::uint64_t nonce, std::uint64_t epoch) const {
+Cookie cookie_of(const CookieKey& key, const Endpoint& from, std::uint64_t nonce, std::uint64_t epoch) {
   // The address (16 bytes: an IPv4 address in the first 4, then zeros), the port, the nonce and
   // the epoch, little-endian, under the host's 32-byte key.
   std::array<std::byte, 16 + 2 + 8 + 8> message{};
@@ -109,7 +109,7 @@ Cookie Admission::cookie_for(const Endpoint& from, std::uint64_t nonce, std::uin
   Cookie cookie{};
   crypto_generichash(reinterpret_cast<unsigned char*>(cookie.data()), cookie.size(),
                      reinterpret_cast<const unsigned char*>(message.data()), message.size(),
-                     reinterpret_cast<const unsigned char*>(cookie_key_.data()), cookie_key_.size());
+                     reinterpret_cast<const unsigned char*>(key.data()), key.size());
   return cookie;
 }
 

@@ -35,6 +35,11 @@ struct Places {
   std::uint8_t free_slot = k_no_slot;     ///< the first slot nobody holds, if any
 };
 
+/// The key cookies are made with: 32 random bytes a host draws when it starts.
+using CookieKey = std::array<std::byte, 32>;
+/// The cookie for `from` and `nonce` in `epoch` under `key` (net/PROTOCOL.md, "The handshake").
+[[nodiscard]] Cookie cookie_of(const CookieKey& key, const Endpoint& from, std::uint64_t nonce, std::uint64_t epoch);
+
 class Admission {
  public:
   /// `random` draws the cookies' key, the session id and the keys; unset, libsodium does, unless
@@ -68,13 +73,12 @@ class Admission {
   [[nodiscard]] std::uint64_t slot_key(std::uint8_t slot) const { return slot_keys_[slot]; }
 
  private:
-  [[nodiscard]] Cookie cookie_for(const Endpoint& from, std::uint64_t nonce, std::uint64_t epoch) const;
   /// The slot `reclaim` names when it is a valid claim on this session, else k_no_slot.
   [[nodiscard]] std::uint8_t reclaimable(const Reclaim& reclaim, std::uint64_t session) const;
 
   std::uint64_t test_key_seed_;
   std::function<std::uint64_t()> random_;
-  std::array<std::byte, 32> cookie_key_{};  ///< drawn first; wiped when admission goes
+  CookieKey cookie_key_{};  ///< drawn first; wiped when admission goes
   std::uint32_t players_;
   bool relay_;
   std::uint64_t drawn_ = 0;  ///< numbers derived from the test seed so far
