@@ -5,6 +5,8 @@
 // session predicts with (the walkers' guesses a change of step every tick, so they are wrong
 // whenever a walker keeps its step, which bots do for 6 to 60 ticks).
 
+#include <cstdio>
+#include <mutex>
 #include <optional>
 
 #include "lockstep/cli/cli.hpp"
@@ -26,6 +28,11 @@ struct lockstep::cli::Hooks<lockstep::testing::WalkerSim> {
     return config;
   }
   static testing::WalkerInput predict_input(std::uint32_t, std::uint64_t, const testing::WalkerInput& last_confirmed) {
+    // Said once, on stderr: how often a session predicts, and so how often it rolls back, depends
+    // on the machine's load, but that it asked this hook does not, and that is what the process
+    // test checks. Test scaffolding: a real simulation's hook has no reason to print.
+    static std::once_flag said;
+    std::call_once(said, [] { std::fputs("two_simulations: predicting with the walkers' predict_input hook\n", stderr); });
     return {static_cast<std::int8_t>(last_confirmed.step == 1 ? -1 : last_confirmed.step + 1)};
   }
 };
