@@ -260,7 +260,9 @@ check_network_absent() {  # wasm32 is built without the network, and says so
 compare_session() {  # a native host and a target peer over loopback UDP
   local port; port=$(free_port)
   local session=(--players 2 --bot --ticks 600 --scene arena --bodies 100 --seed 6)
-  timeout 300 "$native" host --port "$port" --open "${session[@]}" >"$work/host.out" 2>&1 &
+  # A target peer that cannot start (no emulator, a broken build) leaves the host waiting: it gives
+  # up after 120 s (an emulated join takes a few), and timeout ends a session that hangs past that.
+  timeout 300 "$native" host --port "$port" --open --wait-timeout 120 "${session[@]}" >"$work/host.out" 2>&1 &
   local host=$!
   sleep 0.3  # the host binds first; a joiner that comes early retries its hello anyway
   "${target[@]}" join "127.0.0.1:$port" --bot >"$work/peer.out" 2>&1 || true

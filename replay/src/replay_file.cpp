@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "lockstep/engine/byte_io.hpp"
+#include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/state_hash.hpp"
 #include "lockstep/engine/step_probe.hpp"
 #include "lockstep/replay/regular_file.hpp"
@@ -118,6 +119,9 @@ class ChunkParser {
       case ChunkType::start_snapshot:
         if (!need_start_snapshot_) return fail(where, ": a start snapshot in a replay that starts at tick 0");
         if (first != file_.header.start_tick || last != first) return fail(where, ": ticks out of order");
+        // A replay that starts past tick 0 has no other start state: without one nothing in it
+        // can be played, and refusing it here keeps every reader from taking it for a replay.
+        if (payload.empty()) return fail(where, ": an empty start snapshot, for a replay that starts at tick ", first);
         file_.start_snapshot.assign(payload.begin(), payload.end());
         need_start_snapshot_ = false;
         return {};
@@ -143,6 +147,7 @@ class ChunkParser {
         if (first != last || first != file_.last_tick) {
           return fail(where, ": ends at tick ", first, " but inputs end at tick ", file_.last_tick);
         }
+        if (Status agrees = check_end_hash(first, hash, where); !agrees) return agrees;
         file_.end = TickHash{first, hash};
         return {};
       }
@@ -181,6 +186,22 @@ class ChunkParser {
     file_.inputs.assign(h.players, InputRuns(h.input_bytes));
     file_.last_tick = h.start_tick;
     need_start_snapshot_ = h.start_tick > 0;
+    return {};
+  }
+
+  /// The end record repeats the hash of its tick: when the file already holds that hash (the
+  /// last one recorded, or with no ticks the start hash), both must agree, or the players and
+  /// tools that trust one or the other would verify the same file against different hashes.
+  Status check_end_hash(std::uint64_t tick, std::uint64_t hash, const std::string& where) const {
+    const ReplayHeader& h = file_.header;
+    if (tick == h.start_tick && hash != h.start_hash) {
+      return fail(where, ": the end hash ", hash_hex(hash), " contradicts the start hash ", hash_hex(h.start_hash),
+                  " of the same tick ", tick);
+    }
+    if (!file_.hashes.empty() && file_.hashes.back().tick == tick && file_.hashes.back().hash != hash) {
+      return fail(where, ": the end hash ", hash_hex(hash), " contradicts the hash ", hash_hex(file_.hashes.back().hash),
+                  " recorded for tick ", tick);
+    }
     return {};
   }
 

@@ -17,6 +17,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser  # noqa: E402
 
 failures = []
+# Every host gives up waiting for its players after this many seconds (exit 3), so a joiner that
+# failed ends the test promptly instead of leaving the host waiting forever.
+WAIT_TIMEOUT_S = "60"
 
 
 def check(condition, message):
@@ -150,7 +153,7 @@ def networked(lockstep, work):
     """host --view: the host's page plays slot 0 of a real two-process session over UDP."""
     port, record = free_udp_port(), os.path.join(work, "hosted.lsr")
     host = subprocess.Popen([lockstep, "host", "--open", "--port", port, "--players", "2", "--ticks", "400", "--bodies", "100",
-                             "--record", record, "--view=0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--record", record, "--view=0", "--wait-timeout", WAIT_TIMEOUT_S], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = view_url(host, "host")
     peer = subprocess.Popen([lockstep, "join", f"127.0.0.1:{port}", "--bot"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -182,7 +185,7 @@ def predicted(lockstep, work):
     how far, with the input latency; the recording still verifies."""
     port, record = free_udp_port(), os.path.join(work, "predicted.lsr")
     host = subprocess.Popen([lockstep, "host", "--open", "--port", port, "--players", "2", "--ticks", "300", "--bodies", "100",
-                             "--bot", "--rollback", "8", "--netsim", "delay=40,seed=3"],
+                             "--bot", "--rollback", "8", "--netsim", "delay=40,seed=3", "--wait-timeout", WAIT_TIMEOUT_S],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peer = subprocess.Popen([lockstep, "join", f"127.0.0.1:{port}", "--bot", "--record", record, "--view=0",
                              "--netsim", "delay=40,seed=4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -209,7 +212,7 @@ def host_lost(lockstep):
     """join --view: when the host dies, the page says the host is lost."""
     port = free_udp_port()
     host = subprocess.Popen([lockstep, "host", "--open", "--port", port, "--players", "2", "--bot", "--ticks", "100000",
-                             "--bodies", "50"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "--bodies", "50", "--wait-timeout", WAIT_TIMEOUT_S], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peer = subprocess.Popen([lockstep, "join", f"127.0.0.1:{port}", "--view=0", "--timeout-ms", "1000"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = view_url(peer, "join")
@@ -230,7 +233,7 @@ def desync_shown(lockstep, work):
     port, evidence = free_udp_port(), os.path.join(work, "evidence")
     os.makedirs(evidence, exist_ok=True)
     host = subprocess.Popen([lockstep, "host", "--open", "--port", port, "--players", "2", "--bot", "--ticks", "1200",
-                             "--bodies", "50", "--evidence-dir", evidence], stdout=subprocess.DEVNULL,
+                             "--bodies", "50", "--evidence-dir", evidence, "--wait-timeout", WAIT_TIMEOUT_S], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     peer = subprocess.Popen([lockstep, "join", f"127.0.0.1:{port}", "--bot", "--view=0", "--debug-perturb-tick", "300",
                              "--evidence-dir", evidence], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -172,7 +172,7 @@ def evidence_folders(lockstep, work):
         port = str(s.getsockname()[1])
     common = ["--evidence-dir", folder]
     host = subprocess.Popen([lockstep, "host", "--open", "--port", port, "--players", "2", "--bot", "--ticks", "600", "--seed", "3",
-                             *common], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                             "--wait-timeout", "60", *common], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     peer = subprocess.Popen([lockstep, "join", f"127.0.0.1:{port}", "--bot", "--debug-perturb-tick", "150", *common],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     outs = [p.communicate(timeout=300)[0] for p in (host, peer)]

@@ -79,23 +79,27 @@ std::optional<std::uint64_t> recorded_hash(const ReplayFile& file, std::uint64_t
   return std::nullopt;
 }
 
+/// What the reader refuses and the writer would not write, so a file the reader accepts never
+/// holds it: a start tick without a start state (an empty start snapshot chunk), and an end record
+/// that contradicts the hash recorded for its own tick (or, with no ticks, the start hash).
+void check_consistent(const ReplayFile& file) {
+  check(file.header.start_tick == 0 || !file.start_snapshot.empty());
+  if (file.end) {
+    const std::optional<std::uint64_t> recorded = recorded_hash(file, file.end->tick);
+    check(!recorded || *recorded == file.end->hash);
+    check(file.tick_count() != 0 || file.end->hash == file.header.start_hash);
+  }
+}
+
 /// The file written again by ReplayWriter, as bytes; nothing for a file the writer cannot be
-/// asked to write: too long to write here, a keyframe that does not decode (the reader passes it
-/// over; there is no state to write), an end record that contradicts the hash recorded for its
-/// own tick (or, with no ticks, the start hash), or a start tick without a start state (the
-/// reader takes an empty start snapshot chunk, which Player then refuses; the writer will not
-/// write one).
+/// asked to write: too long to write here, or a keyframe that does not decode (the reader passes
+/// it over; there is no state to write).
 std::optional<std::vector<std::byte>> written_again(const ReplayFile& file) {
   const ReplayHeader& h = file.header;
+  check_consistent(file);
   if (file.tick_count() > k_round_trip_ticks ||
       file.tick_count() * h.players * h.input_bytes > k_round_trip_input_bytes) {
     return std::nullopt;
-  }
-  if (h.start_tick > 0 && file.start_snapshot.empty()) return std::nullopt;
-  if (file.end) {
-    const std::optional<std::uint64_t> recorded = recorded_hash(file, file.end->tick);
-    if (recorded && *recorded != file.end->hash) return std::nullopt;
-    if (file.tick_count() == 0 && file.end->hash != h.start_hash) return std::nullopt;
   }
   std::vector<std::vector<std::byte>> keyframes;
   for (std::size_t k = 0; k < file.keyframes.size(); ++k) {

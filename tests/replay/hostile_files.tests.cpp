@@ -4,12 +4,18 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstring>
+#include <fstream>
 #include <regex>
 #include <string>
+#include <vector>
 
+#include "lockstep/engine/bot.hpp"
+#include "lockstep/replay/replay_file.hpp"
 #include "hostile_replays.hpp"
 #include "lockstep_binary.hpp"
 #include "process.hpp"
+#include "replay_chunks.hpp"
 #include "sessions.hpp"
 
 using namespace lockstep;
@@ -26,6 +32,49 @@ namespace {
 /// for the program, its libraries and a small world.
 long memory_budget_kb(std::uint64_t file_bytes) {
   return static_cast<long>(5 * file_bytes / 2 / 1024) + 48 * 1024;
+}
+
+std::vector<std::byte> bytes_of(const std::string& path) {
+  const std::string text = lockstep::testing::read_file(path);
+  std::vector<std::byte> out(text.size());
+  std::memcpy(out.data(), text.data(), text.size());
+  return out;
+}
+
+void write_bytes(const std::string& path, const std::vector<std::byte>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+/// The first chunk of `type` in a file's bytes.
+lockstep::testing::ChunkSpan chunk_of(const std::vector<std::byte>& bytes, replay::ChunkType type) {
+  for (const lockstep::testing::ChunkSpan& span : lockstep::testing::chunk_spans(bytes)) {
+    if (span.type == static_cast<std::uint8_t>(type)) return span;
+  }
+  FAIL("no chunk of type " << static_cast<int>(type));
+  return {};
+}
+
+/// The file with its end record's hash replaced, the chunk's check and checksum right.
+std::vector<std::byte> with_end_hash(const std::vector<std::byte>& bytes, std::uint64_t hash) {
+  const lockstep::testing::ChunkSpan end = chunk_of(bytes, replay::ChunkType::end);
+  std::vector<std::byte> payload;
+  ByteWriter w(payload);
+  w.u64(hash);
+  return lockstep::testing::with_chunk(bytes, end, end.type, payload.size(), end.first, end.last, payload);
+}
+
+/// What the reader and every command say of a file it refuses: the same one line, exit code 2.
+void check_refused(const std::string& path, const std::string& message) {
+  const Result<replay::ReplayFile> read = replay::read_replay_file(path);
+  REQUIRE_FALSE(read.ok());
+  CHECK(read.error().message == message);
+  for (const char* command : {"replay", "info", "export"}) {
+    const ProcessResult r = run_process(k_lockstep, {command, path});
+    INFO(command << ": " << r.out << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "error: " + message + "\n");
+  }
 }
 
 }  // namespace
@@ -104,4 +153,95 @@ TEST_CASE("two tiny replays whose configuration asks for a million bodies are co
   CHECK(refused.exit_code == 2);
   CHECK(std::regex_match(refused.err, std::regex("error: the replay's state takes [0-9]+ MB, over the 16 MB budget for a "
                                                  "state \\(--max-state-mb raises it\\)\n")));
+}
+
+TEST_CASE("a replay that starts past tick 0 with an empty start snapshot is refused in one line, whole or cut short",
+          "[replay][hostile]") {
+  // A real recording of a session joined at tick 30, as a late spectator writes one; then the same
+  // file with its start snapshot emptied (every check and checksum right), and that file cut short.
+  TempDir dir;
+  const WorldConfig config = small_arena();
+  Result<Runner<World>> runner = Runner<World>::create(config, 4);
+  REQUIRE(runner.ok());
+  std::vector<Bot> bots;
+  for (std::uint32_t p = 0; p < config.players; ++p) bots.emplace_back(4, p);
+  std::vector<ButtonInput> inputs(config.players);
+  const auto step = [&] {
+    for (std::uint32_t p = 0; p < config.players; ++p) inputs[p] = bots[p].next();
+    REQUIRE(runner->step(inputs).ok());
+  };
+  for (int t = 1; t <= 30; ++t) step();
+  const std::string honest = dir.file("honest.lsr");
+  {
+    Result<replay::Recorder<World>> recorder = replay::Recorder<World>::create(honest, config, 4, runner.value(), {1, 0});
+    REQUIRE(recorder.ok());
+    for (int t = 31; t <= 120; ++t) {
+      step();
+      REQUIRE(recorder->record(runner.value(), inputs).ok());
+    }
+    REQUIRE(recorder->finish().ok());
+  }
+  const ProcessResult played = run_process(k_lockstep, {"replay", honest});
+  INFO(played.out << played.err);
+  REQUIRE(played.exit_code == 0);
+  REQUIRE(played.last_line() == "ok 90 ticks verified, 90 hashes checked, final hash " + hash_hex(runner->hash()));
+
+  const std::vector<std::byte> good = bytes_of(honest);
+  const lockstep::testing::ChunkSpan start = chunk_of(good, replay::ChunkType::start_snapshot);
+  REQUIRE(start.first == 30);
+  const std::vector<std::byte> emptied =
+      lockstep::testing::with_chunk(good, start, start.type, 0, start.first, start.last, {});
+  const std::string message = "chunk 2 (start snapshot) at byte " + std::to_string(start.begin) +
+                              ": an empty start snapshot, for a replay that starts at tick 30";
+  const std::string whole = dir.file("empty-start.lsr");
+  write_bytes(whole, emptied);
+  check_refused(whole, message);
+  // Cut right after the empty chunk (nothing after it), and inside the inputs that follow it.
+  const std::size_t empty_end = chunk_of(emptied, replay::ChunkType::start_snapshot).end;
+  for (const std::size_t size : {empty_end, empty_end + 7}) {
+    INFO("cut at byte " << size);
+    const std::string cut = dir.file("empty-start-cut-" + std::to_string(size) + ".lsr");
+    write_bytes(cut, std::vector<std::byte>(emptied.begin(), emptied.begin() + static_cast<std::ptrdiff_t>(size)));
+    check_refused(cut, message);
+  }
+}
+
+TEST_CASE("a replay whose end hash contradicts the hash it records for that tick is refused in one line; one "
+          "that contradicts nothing recorded is played and fails at its end",
+          "[replay][hostile]") {
+  TempDir dir;
+  SECTION("the hash recorded for the last tick") {
+    const std::string path = dir.file("a.lsr");
+    const std::uint64_t final_hash = lockstep::testing::record_session(path, small_arena(), 5, 120, {1, 60});
+    const std::vector<std::byte> good = bytes_of(path);
+    const std::vector<std::byte> bad = with_end_hash(good, final_hash ^ 1);
+    write_bytes(path, bad);
+    check_refused(path, "chunk " + std::to_string(lockstep::testing::chunk_spans(bad).size()) + " (end) at byte " +
+                            std::to_string(chunk_of(bad, replay::ChunkType::end).begin) + ": the end hash " +
+                            hash_hex(final_hash ^ 1) + " contradicts the hash " + hash_hex(final_hash) +
+                            " recorded for tick 120");
+  }
+  SECTION("the start hash of a replay without ticks") {
+    const std::string path = dir.file("b.lsr");
+    const std::uint64_t start_hash = lockstep::testing::record_session(path, small_arena(), 5, 0, {1, 60});
+    const std::vector<std::byte> good = bytes_of(path);
+    REQUIRE(lockstep::testing::chunk_spans(good).size() == 2);  // the header and the end record
+    const std::vector<std::byte> bad = with_end_hash(good, start_hash ^ 1);
+    write_bytes(path, bad);
+    check_refused(path, "chunk 2 (end) at byte " + std::to_string(chunk_of(bad, replay::ChunkType::end).begin) +
+                            ": the end hash " + hash_hex(start_hash ^ 1) + " contradicts the start hash " +
+                            hash_hex(start_hash) + " of the same tick 0");
+  }
+  SECTION("no hash recorded for the last tick: read, and the replay fails there") {
+    // Hashes every 60 ticks and 130 ticks: the end record alone vouches for tick 130.
+    const std::string path = dir.file("c.lsr");
+    const std::uint64_t final_hash = lockstep::testing::record_session(path, small_arena(), 5, 130, {60, 0});
+    write_bytes(path, with_end_hash(bytes_of(path), final_hash ^ 1));
+    REQUIRE(replay::read_replay_file(path).ok());
+    const ProcessResult r = run_process(k_lockstep, {"replay", path});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.last_line(), Catch::StartsWith("desync at tick 130: expected " + hash_hex(final_hash ^ 1) + " got " +
+                                                hash_hex(final_hash)));
+  }
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "lockstep/cli/numbers.hpp"
 #include "lockstep/engine/tick_limit.hpp"
@@ -67,7 +68,8 @@ TEST_CASE("run, play, host and golden files take 8 players and refuse a 9th, nam
     const std::string port = std::to_string(free_udp_port());
     const ProcessResult eight = lockstep_cli({"host", "--players", "8", "--port", port, "--wait-timeout", "1"});
     CHECK(eight.exit_code == 3);  // accepted, and gave up waiting for 7 joiners
-    const ProcessResult nine = lockstep_cli({"host", "--players", "9", "--port", port});
+    // Refused before it binds; were it taken, the host would give up waiting rather than hang the test.
+    const ProcessResult nine = lockstep_cli({"host", "--players", "9", "--port", port, "--wait-timeout", "5"});
     CHECK(nine.exit_code == 2);
     CHECK(nine.err == "error: --players: '9' is not a whole number from 1 to 8\n");
   }
@@ -85,7 +87,10 @@ TEST_CASE("run, play and host take a billion ticks and refuse one more") {
   const std::string more = std::to_string(lockstep::cli::k_max_command_ticks + 1);
   for (const std::string command : {"run", "play", "host"}) {
     INFO(command);
-    const ProcessResult r = lockstep_cli({command, "--ticks", more});
+    std::vector<std::string> args = {command, "--ticks", more};
+    // Were the host to take it, it would give up waiting for players rather than hang the test.
+    if (command == "host") args.insert(args.end(), {"--port", std::to_string(free_udp_port()), "--wait-timeout", "5"});
+    const ProcessResult r = lockstep_cli(args);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("error: --ticks: '" + more + "' is not a whole number from ") == 0);
     CHECK(r.err.find(" to " + most + "\n") != std::string::npos);

@@ -1,29 +1,41 @@
 // regress runs each case in a process of its own, several at once: the output is the same, in the
-// same order, at any -j; a case past its budget fails alone, and the others still pass.
+// same order, at any -j; cases that can only finish together pass at -j 2 and not at -j 1; a case
+// past its budget fails alone, and the others still pass. The cases that wait are two_simulations'
+// test-only `.rendezvous` cases (support/rendezvous_case.hpp): they wait for files, never for time,
+// and spend no CPU while they wait.
 
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "lockstep_binary.hpp"
 #include "process.hpp"
 
 using lockstep::testing::lockstep_cli;
 using lockstep::testing::ProcessResult;
+using lockstep::testing::run_process;
 using lockstep::testing::TempDir;
 
 namespace {
+
+/// The program whose regress runs `.rendezvous` cases besides replays of its walkers.
+const std::string k_two = TWO_SIMULATIONS_BINARY;
 
 void copy_golden(const std::string& name, const std::string& to) {
   std::filesystem::copy_file(std::string(LOCKSTEP_GOLDEN_DIR) + "/" + name, to);
 }
 
-/// A case that runs for minutes: ten million ticks of the 1,000-body arena, its bots playing.
-void endless_case(const std::string& path) {
-  std::ofstream(path) << "scene arena\nplayers 4\nbodies 1000\nsubsteps 8\nintegrator semi-implicit\nseed 1\n"
-                         "ticks 10000000\ninputs bots\n";
+/// Writes a `.rendezvous` case of these steps ("arrive NAME", "await NAME"); names are files in the
+/// folder `markers` beside the cases' folder.
+void rendezvous_case(const std::string& path, const std::vector<std::string>& steps) {
+  std::ofstream out(path);
+  for (const std::string& step : steps) {
+    const std::size_t space = step.find(' ');
+    out << step.substr(0, space) << " ../markers/" << step.substr(space + 1) << "\n";
+  }
 }
 
 }  // namespace
@@ -54,21 +66,53 @@ TEST_CASE("regress prints the same lines in the same order at any -j, whatever o
   CHECK(three.err.empty());  // not a terminal: no progress line
 }
 
-TEST_CASE("a case past its budget is stopped and fails alone; the cases beside it pass", "[tools][regress][jobs]") {
+TEST_CASE("regress -j 2 runs two cases at once: each waits for the other to begin, so both pass at -j 2 and "
+          "the first is stopped at its budget at -j 1",
+          "[tools][regress][jobs]") {
+  // Neither case can end before the other has begun; -j 1 runs them one after the other, so the
+  // first waits for a case that has not started until its budget stops it. Nothing here is timed:
+  // at -j 2 the budget only keeps a broken -j from hanging the test.
   TempDir dir;
   std::filesystem::create_directories(dir.file("cases"));
-  copy_golden("ball-rk4.golden", dir.file("cases/ball.golden"));
-  endless_case(dir.file("cases/endless.golden"));
-  copy_golden("spring-explicit.golden", dir.file("cases/spring.golden"));
-  const ProcessResult r = lockstep_cli({"regress", dir.file("cases"), "-j", "2", "--case-timeout", "1"});
+  std::filesystem::create_directories(dir.file("markers"));
+  rendezvous_case(dir.file("cases/a.rendezvous"), {"arrive a", "await b"});
+  rendezvous_case(dir.file("cases/b.rendezvous"), {"arrive b", "await a"});
+  const ProcessResult together = run_process(k_two, {"regress", dir.file("cases"), "-j", "2", "--case-timeout", "60"});
+  INFO(together.out << together.err);
+  CHECK(together.exit_code == 0);
+  CHECK(together.lines() == std::vector<std::string>{"PASS a: arrive a, await b", "PASS b: arrive b, await a",
+                                                      "2 passed, 0 failed"});
+
+  std::filesystem::remove_all(dir.file("markers"));
+  std::filesystem::create_directories(dir.file("markers"));
+  const ProcessResult alone = run_process(k_two, {"regress", dir.file("cases"), "-j", "1", "--case-timeout", "3"});
+  INFO(alone.out << alone.err);
+  CHECK(alone.exit_code == 1);
+  // b found the marker a left before it was stopped.
+  CHECK(alone.lines() == std::vector<std::string>{"FAIL a: stopped after its budget of 3 s", "PASS b: arrive b, await a",
+                                                  "1 passed, 1 failed"});
+}
+
+TEST_CASE("a case past its budget is stopped and fails alone; the cases beside it pass", "[tools][regress][jobs]") {
+  // The case in the middle waits for a file nothing writes: it cannot finish, and it spends no CPU
+  // while it waits. Its neighbours, a replay of 60 ticks of walkers and a case that only arrives,
+  // take milliseconds, a thousandth of the budget, so no load stops them.
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("cases"));
+  std::filesystem::create_directories(dir.file("markers"));
+  const ProcessResult recorded = run_process(k_two, {"run", "--ticks", "60", "--record", dir.file("cases/a-walkers.lsr")});
+  REQUIRE(recorded.exit_code == 0);
+  rendezvous_case(dir.file("cases/b-endless.rendezvous"), {"arrive b", "await nobody"});
+  rendezvous_case(dir.file("cases/c-arrives.rendezvous"), {"arrive c"});
+  const ProcessResult r = run_process(k_two, {"regress", dir.file("cases"), "-j", "2", "--case-timeout", "3"});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
-  const std::vector<std::string> lines = r.lines();
-  REQUIRE(lines.size() == 4);
-  CHECK(lines[0].rfind("PASS ball: ", 0) == 0);
-  CHECK(lines[1] == "FAIL endless: stopped after its budget of 1 s");
-  CHECK(lines[2].rfind("PASS spring: ", 0) == 0);
-  CHECK(lines[3] == "2 passed, 1 failed");
+  CHECK(r.lines() == std::vector<std::string>{"PASS a-walkers.lsr: 60 ticks, 60 hashes agree",
+                                              "FAIL b-endless: stopped after its budget of 3 s",
+                                              "PASS c-arrives: arrive c", "2 passed, 1 failed"});
+  // It began, and was stopped waiting: what it waits for was never there.
+  CHECK(std::filesystem::exists(dir.file("markers/b")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("markers/nobody")));
 }
 
 TEST_CASE("regress refuses a -j or budget that is not a whole number in range", "[tools][regress][jobs]") {

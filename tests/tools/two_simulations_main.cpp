@@ -3,11 +3,15 @@
 // chooses the one `run` and `host` start, and that the walkers' configuration options, declared
 // through their hooks, reach the recorded configuration; and that a predict_input hook is what a
 // session predicts with (the walkers' guesses a change of step every tick, so they are wrong
-// whenever a walker keeps its step, which bots do for 6 to 60 ticks).
+// whenever a walker keeps its step, which bots do for 6 to 60 ticks). Its regress also runs the
+// test-only `.rendezvous` cases (support/rendezvous_case.hpp), which prove -j and --case-timeout.
 
+#include <cstdio>
+#include <mutex>
 #include <optional>
 
 #include "lockstep/cli/cli.hpp"
+#include "rendezvous_case.hpp"
 #include "walker_sim.hpp"
 
 template <>
@@ -26,7 +30,18 @@ struct lockstep::cli::Hooks<lockstep::testing::WalkerSim> {
     return config;
   }
   static testing::WalkerInput predict_input(std::uint32_t, std::uint64_t, const testing::WalkerInput& last_confirmed) {
+    // Said once, on stderr: how often a session predicts, and so how often it rolls back, depends
+    // on the machine's load, but that it asked this hook does not, and that is what the process
+    // test checks. Test scaffolding: a real simulation's hook has no reason to print.
+    static std::once_flag said;
+    std::call_once(said, [] { std::fputs("two_simulations: predicting with the walkers' predict_input hook\n", stderr); });
     return {static_cast<std::int8_t>(last_confirmed.step == 1 ? -1 : last_confirmed.step + 1)};
+  }
+  static constexpr std::string_view k_case_extension = ".rendezvous";
+  static CaseReport regress_case(const std::filesystem::path& path, const std::string& name, bool /*update*/) {
+    CaseReport report = testing::run_rendezvous_case(path, name);
+    report.simulation = std::string(testing::WalkerSim::k_name);
+    return report;
   }
 };
 

@@ -159,7 +159,9 @@ std::string printable(std::string_view text);
 
 /// Parses a whole replay file from memory. Errors are one line each, e.g.
 /// "not a lockstep replay file", "replay format version 7 is newer than this build's 1",
-/// "chunk 5 (inputs) at byte 1234 fails its checksum".
+/// "chunk 5 (inputs) at byte 1234 fails its checksum". Besides every bound and order rule of
+/// FORMAT.md, refuses an empty start snapshot and an end record whose hash contradicts the one
+/// the file holds for its tick.
 Result<ReplayFile> parse_replay(std::span<const std::byte> bytes);
 
 /// Reads and parses a file; the message names the path when it cannot be read.
