@@ -13,9 +13,6 @@
 namespace lockstep::cli::detail {
 namespace {
 
-/// The longest a token may live: a year.
-constexpr std::uint64_t k_max_token_seconds = 366ull * 24 * 3600;
-
 struct TokenFlags {
   std::string key_file;
   std::string role;
@@ -91,10 +88,11 @@ void add_credential_commands(CLI::App& app, int* exit_code) {
   token_cmd->add_option("--expires", flags->expires_s,
                         "Seconds from now until the token stops admitting (default " + std::to_string(flags->expires_s) +
                             ", at most a year)")
-      ->check(whole_number(1, k_max_token_seconds));
+      ->check(whole_number(1, net::k_max_token_lifetime_s));
   token_cmd->add_option("--host-id", flags->host_id,
-                        "Only a host started with this --host-id admits it (default 0; give each host of one key its own)")
-      ->check(whole_number());
+                        "Only a host started with this --host-id admits it (give each host of one key its own)")
+      ->check(whole_number())
+      ->required();
   token_cmd->add_option("--out", flags->out, "The token file to create (never overwritten; readable by its owner alone)")
       ->required();
   token_cmd->callback([flags, exit_code] {

@@ -91,10 +91,15 @@ void add_host_options(CLI::App* cmd, HostFlags& o, const NetHooks& hooks) {
       "--open", o.open,
       "Admit anyone who completes the handshake (a LAN, a test): still encrypted, but nothing authenticates either "
       "side. Without it or --token-key the host prints invite codes and admits only their holders");
+  CLI::Option* host_id =
+      cmd->add_option("--host-id", o.host_id,
+                      "The host id the tokens must name; required with --token-key (give each host of one key its own)")
+          ->check(whole_number());
   cmd->add_option("--token-key", o.token_key_file,
-                  "Admit only holders of unexpired connect tokens minted with this key (lockstep keygen, lockstep token)")
-      ->excludes(open);
-  cmd->add_option("--host-id", o.host_id, "The host id the tokens must name (default 0)")->check(whole_number());
+                  "Admit only holders of unexpired connect tokens minted with this key for this --host-id (lockstep "
+                  "keygen, lockstep token)")
+      ->excludes(open)
+      ->needs(host_id);
   add_session_options(cmd, o.session, true, hooks);
 }
 

@@ -18,8 +18,8 @@ constexpr Duration k_cookie_epoch = std::chrono::seconds(10);
 
 }  // namespace
 
-Admission::Admission(std::uint64_t test_key_seed, std::function<std::uint64_t()> random, std::uint32_t players, bool relay)
-    : test_key_seed_(test_key_seed), random_(std::move(random)), players_(players), relay_(relay) {
+Admission::Admission(std::uint64_t test_key_seed, std::uint32_t players, bool relay)
+    : test_key_seed_(test_key_seed), players_(players), relay_(relay) {
   cookie_key_ = random_bytes32();  // in the body: random_u64 needs every member initialised
 }
 
@@ -55,7 +55,8 @@ std::variant<std::uint8_t, Refusal> Admission::place(Role role, const std::optio
 std::uint8_t Admission::reclaimable(const Reclaim& reclaim, std::uint64_t session) const {
   // Bound to this session and to a slot a joiner holds or held (never the host's own).
   const bool ok = reclaim.session == session && reclaim.slot < players_ && (relay_ || reclaim.slot != 0) &&
-                  slot_keys_[reclaim.slot] != 0 && reclaim.key == slot_keys_[reclaim.slot];
+                  slot_keys_[reclaim.slot] != 0 &&
+                  sodium_memcmp(&reclaim.key, &slot_keys_[reclaim.slot], sizeof reclaim.key) == 0;  // in constant time
   return ok ? reclaim.slot : k_no_slot;
 }
 
@@ -71,7 +72,6 @@ bool Admission::may_refuse_version(std::span<const std::byte> datagram) {
 }
 
 std::uint64_t Admission::random_u64() {
-  if (random_) return random_();
   if (test_key_seed_ == 0) return net::random_u64();
   std::array<std::uint64_t, 3> keyed = {test_key_seed_, 0x746F6B656E73ull, ++drawn_};  // "tokens"
   return xxh3_64(std::as_bytes(std::span(keyed)));
@@ -93,19 +93,22 @@ void Admission::new_slot_key(std::uint8_t slot) {
 }
 
 Cookie cookie_of(const CookieKey& key, const Endpoint& from, std::uint64_t nonce, std::uint64_t epoch) {
-  // The address (16 bytes: an IPv4 address in the first 4, then zeros), the port, the nonce and
-  // the epoch, little-endian, under the host's 32-byte key.
-  std::array<std::byte, 16 + 2 + 8 + 8> message{};
+  // The family (4 or 6: no IPv6 address shares an IPv4 address's cookie), the address (16 bytes:
+  // an IPv4 address in the first 4, then zeros), the port, the nonce and the epoch, little-endian,
+  // under the host's 32-byte key.
+  std::array<std::byte, 1 + 16 + 2 + 8 + 8> message{};
   if (from.address().is_v4()) {
+    message[0] = std::byte{4};
     const auto bytes = from.address().to_v4().to_bytes();
-    std::memcpy(message.data(), bytes.data(), bytes.size());
+    std::memcpy(message.data() + 1, bytes.data(), bytes.size());
   } else {
+    message[0] = std::byte{6};
     const auto bytes = from.address().to_v6().to_bytes();
-    std::memcpy(message.data(), bytes.data(), bytes.size());
+    std::memcpy(message.data() + 1, bytes.data(), bytes.size());
   }
-  for (std::size_t i = 0; i < 2; ++i) message[16 + i] = static_cast<std::byte>(from.port() >> (8 * i));
-  for (std::size_t i = 0; i < 8; ++i) message[18 + i] = static_cast<std::byte>(nonce >> (8 * i));
-  for (std::size_t i = 0; i < 8; ++i) message[26 + i] = static_cast<std::byte>(epoch >> (8 * i));
+  for (std::size_t i = 0; i < 2; ++i) message[17 + i] = static_cast<std::byte>(from.port() >> (8 * i));
+  for (std::size_t i = 0; i < 8; ++i) message[19 + i] = static_cast<std::byte>(nonce >> (8 * i));
+  for (std::size_t i = 0; i < 8; ++i) message[27 + i] = static_cast<std::byte>(epoch >> (8 * i));
   Cookie cookie{};
   crypto_generichash(reinterpret_cast<unsigned char*>(cookie.data()), cookie.size(),
                      reinterpret_cast<const unsigned char*>(message.data()), message.size(),

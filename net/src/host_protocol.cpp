@@ -40,7 +40,7 @@ constexpr Duration k_transfer_poll_every = milliseconds(2);
 HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
     : config_(std::move(config)),
       created_(now),
-      admission_(config_.test_key_seed, config_.random, config_.players, config_.relay),
+      admission_(config_.test_key_seed, config_.players, config_.relay),
       host_key_(admission_.random_bytes32()),
       inputs_(config_.players, config_.neutral_input, config_.input_delay),
       delay_(config_.tick_rate_hz, config_.prediction_window),
@@ -129,15 +129,19 @@ void HostProtocol::handle_connect(const Endpoint& from, const Header& h, std::sp
   for (Connection& c : connections_) {
     if (c.is_gone() || c.joiner_key != clear->joiner_key) continue;
     // Its welcome was lost, and it sends its connect again: opened under its handshake's keys (no
-    // public-key work; a copy already opened is `replayed`), then the welcome again, only to the
-    // joiner that asked (same address, not yet answered) and not more often than every 100 ms.
-    // Connects prove no liveness.
+    // public-key work; a copy already opened is `replayed`), then the welcome again, only to a
+    // joiner not yet answered and not more often than every 100 ms — at the address this connect
+    // came from, which its cookie proved receives (a NAT that rebound the joiner's port during the
+    // handshake). Connects prove no liveness.
     scratch_.assign(maced.begin(), maced.end());
     const OpenOutcome opened = c.handshake->open(scratch_, sealed_from, c.handshake->received_number(h.number));
     if (opened != OpenOutcome::opened) {
       return drop(opened == OpenOutcome::replayed ? DropReason::replayed : DropReason::unauthenticated);
     }
-    if (c.unanswered() && c.endpoint == from && now - c.last_welcome >= k_rewelcome_every) welcome(c, now);
+    if (c.unanswered() && now - c.last_welcome >= k_rewelcome_every) {
+      c.endpoint = from;
+      welcome(c, now);
+    }
     return;
   }
   // The credential, by symmetric checks alone: which secrets may have sealed it, and the MAC that
@@ -245,8 +249,10 @@ std::size_t HostProtocol::credential_candidates(const Connect& connect, std::arr
       const std::optional<OpenedToken> token = open_token(*credentials.token_key, connect.token);
       if (!token || token->grant.host_id != credentials.host_id) return 0;
       if (token->grant.slot != k_no_slot && token->grant.slot >= config_.players) return 0;
-      const std::uint64_t now = credentials.unix_seconds ? credentials.unix_seconds() : 0;
-      if (now >= token->grant.expires) {
+      // Without the time of day no token can be checked: none admits (Session refuses such a host).
+      if (!credentials.unix_seconds) return 0;
+      const std::uint64_t now = credentials.unix_seconds();
+      if (now >= token->grant.expires || token->grant.expires - now > k_max_token_lifetime_s) {
         token_expired_ = true;
         return 0;
       }
@@ -302,10 +308,10 @@ void HostProtocol::handle_update(Connection& c, std::span<const std::byte> datag
   if (u->timing) c.rtt.on_timing(*u->timing, now);
   c.relay_ack = std::max(c.relay_ack, std::min(u->relay_ack, ticks().known_through()));
   c.slots_acked = std::max(c.slots_acked, std::min(u->slots_ack, slots_version_));
-  if (!u->inputs.empty()) {
-    if (!c.is_player()) return drop(DropReason::spectator_inputs);
-    take_inputs(c, *u);
-  }
+  // A spectator's inputs are dropped and counted; the rest of its update (acknowledgements, a path
+  // response) still counts.
+  if (!u->inputs.empty() && !c.is_player()) drop(DropReason::spectator_inputs);
+  if (!u->inputs.empty() && c.is_player()) take_inputs(c, *u);
   // The path challenge answered: its address receives, since only a receiver there could read the
   // challenge; the connection moves there. The answer may arrive from anywhere (a copy raced ahead
   // of it from elsewhere carries it too): it proves the address the challenge went to.

@@ -16,15 +16,13 @@ constexpr Duration k_path_echo_for = std::chrono::seconds(1);
 /// The longest a busy host's advice makes a joiner wait before it sends its connect again.
 constexpr Duration k_busy_wait_at_most = std::chrono::seconds(2);
 
-/// The seed of a joiner's key pair (its `generation`th): from its random source, libsodium's, or
-/// (tests) its test seed.
+/// The seed of a joiner's key pair (its `generation`th): from libsodium's generator, or (tests) its
+/// test seed.
 std::array<std::byte, k_key_exchange_bytes> key_seed(const JoinSettings& settings, std::uint64_t generation) {
   std::array<std::byte, k_key_exchange_bytes> seed{};
   for (std::size_t word = 0; word < 4; ++word) {
     const std::array<std::uint64_t, 2> keyed{settings.test_key_seed, word + 4 * generation};
-    const std::uint64_t v = settings.random               ? settings.random()
-                            : settings.test_key_seed == 0 ? random_u64()
-                                                          : xxh3_64(std::as_bytes(std::span(keyed)));
+    const std::uint64_t v = settings.test_key_seed == 0 ? random_u64() : xxh3_64(std::as_bytes(std::span(keyed)));
     for (std::size_t i = 0; i < 8; ++i) seed[word * 8 + i] = static_cast<std::byte>(v >> (8 * i));
   }
   return seed;

@@ -709,7 +709,7 @@ TEST_CASE("keygen and token mint connect tokens a host started with their key ad
   const std::string player = mint({"--role", "player", "--host-id", "3"}, "player.token");
   const std::string foreign = mint({"--role", "player", "--host-id", "4"}, "foreign.token");
   const std::string watcher = mint({"--role", "spectator", "--host-id", "3"}, "watcher.token");
-  CHECK(run_process(k_lockstep, {"token", "--key", key, "--role", "spectator", "--slot", "1", "--out", dir.file("x")}).exit_code == 2);
+  CHECK(run_process(k_lockstep, {"token", "--key", key, "--host-id", "3", "--role", "spectator", "--slot", "1", "--out", dir.file("x")}).exit_code == 2);
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
   RunningProcess host(k_lockstep, {"host", "--port", port, "--players", "2", "--bot", "--ticks", "240", "--tick-rate",
@@ -733,12 +733,19 @@ TEST_CASE("keygen and token mint connect tokens a host started with their key ad
   CHECK(s.exit_code == 0);
   CHECK(p.last_line() == h.last_line());
   CHECK(s.last_line() == h.last_line());
-  // A host of this key with no id of its own says that every host's tokens get in.
+  // A host id must be given with a token key, and when it is 0 the host says what that means.
   const ProcessResult anonymous = run_process(k_lockstep, {"host", "--port", std::to_string(free_udp_port()), "--bot",
                                                            "--token-key", key, "--wait-timeout", "1"});
-  CHECK(anonymous.exit_code == 3);
-  CHECK_THAT(anonymous.out, Catch::Contains("host: note: host id 0 (no --host-id): a token minted for any host that "
-                                            "shares this key gets in here\n"));
+  CHECK(anonymous.exit_code == 2);
+  CHECK_THAT(anonymous.err, Catch::Contains("--host-id"));
+  const ProcessResult zero = run_process(k_lockstep, {"host", "--port", std::to_string(free_udp_port()), "--bot",
+                                                      "--token-key", key, "--host-id", "0", "--wait-timeout", "1"});
+  CHECK(zero.exit_code == 3);
+  CHECK_THAT(zero.out, Catch::Contains("host: note: host id 0: a token minted for any other host of id 0 that shares "
+                                       "this key gets in here\n"));
+  const ProcessResult unnamed = run_process(k_lockstep, {"token", "--key", key, "--role", "player", "--out", dir.file("x.token")});
+  CHECK(unnamed.exit_code == 2);
+  CHECK_THAT(unnamed.err, Catch::Contains("--host-id"));
 }
 
 TEST_CASE("datagrams captured through a relay and sent back unmodified, bit-flipped, cut short or extended, from the "
@@ -806,7 +813,7 @@ TEST_CASE("copies raced from another address by an on-path relay get at most thr
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "2", "--bot", "--ticks", "600",
-                                   "--tick-rate", k_fast_rate, "--wait-timeout", "60", "--stats-json", dir.file("host.json")});
+                                   "--tick-rate", k_fast_rate, "--wait-timeout", k_wait_timeout_s, "--stats-json", dir.file("host.json")});
   REQUIRE(host.wait_for("host: session"));
   lockstep::testing::HostileRelay relay(static_cast<std::uint16_t>(std::stoi(port)));
   RunningProcess peer(k_lockstep, {"join", "127.0.0.1:" + std::to_string(relay.port()), "--bot"});

@@ -524,6 +524,27 @@ TEST_CASE("a player whose NAT rebinds while copies of its datagrams race from el
   CHECK(group[0].session->protocol().slots()[1].state == net::SlotState::active);
 }
 
+TEST_CASE("a joiner whose NAT rebinds its port between its connect and the welcome is welcomed at its new address",
+          "[net][session][handshake]") {
+  VirtualSessions<WalkerSim> group;
+  REQUIRE(group.host({2, 1000}, 5, host_config(240), {}, walker_step).ok());
+  net::NetSimConfig slow;
+  slow.delay_ms = 30;  // time for the rebind to fall between the connect and the welcome
+  group.join(net::Role::player, join_config(), slow, walker_step);
+  bool rebound = false;
+  REQUIRE(group.run(seconds(20), [&](Instant) {
+    if (!rebound && group[1].session->peer_protocol()->state() == net::PeerState::challenged &&
+        group[0].session->host_protocol()->connected() == 1) {
+      group[1].socket->rebind(VirtualSessions<WalkerSim>::address(1, 10001));
+      rebound = true;
+    }
+  }));
+  REQUIRE(rebound);
+  CHECK(group[1].session->result()->outcome == Outcome::finished);
+  CHECK(group[1].hashes.size() == 240);
+  CHECK(group.agree());
+}
+
 TEST_CASE("two peers behind one address get two slots, and a peer whose port changes keeps its own",
           "[net][session][handshake]") {
   VirtualSessions<WalkerSim> group;

@@ -42,7 +42,7 @@ class VirtualSessions {
   /// Starts the host (participant 0).
   Result<std::size_t> host(const typename S::Config& config, std::uint64_t seed, net::HostConfig host,
                            const net::NetSimConfig& faults = {}, InputFn input = {}) {
-    if (host.test_key_seed == 0 && !host.random) host.test_key_seed = 0x5EC12E7;
+    if (host.test_key_seed == 0) host.test_key_seed = 0x5EC12E7;
     // The protocol's behaviours are tested in open sessions (still sealed); credentials where a
     // test sets them.
     const net::HostCredentials& c = host.credentials;
@@ -58,7 +58,7 @@ class VirtualSessions {
     join.host = address(0);
     join.role = role;
     if (join.nonce == 0) join.nonce = 1000 + participants_.size();
-    if (join.test_key_seed == 0 && !join.random) join.test_key_seed = join.nonce;
+    if (join.test_key_seed == 0) join.test_key_seed = join.nonce;
     return add(at.value_or(address(static_cast<std::uint32_t>(participants_.size()))), faults,
                net::Session<S>::join(join, network_.now()).value(), std::move(input));
   }

@@ -42,9 +42,9 @@ using CookieKey = std::array<std::byte, 32>;
 
 class Admission {
  public:
-  /// `random` draws the cookies' key, the session id and the keys; unset, libsodium does, unless
-  /// a test gives `test_key_seed` (not 0) to derive them from, so that it repeats.
-  Admission(std::uint64_t test_key_seed, std::function<std::uint64_t()> random, std::uint32_t players, bool relay);
+  /// libsodium draws the cookies' key, the session id and the keys, unless a test gives
+  /// `test_key_seed` (not 0) to derive them from, so that it repeats.
+  Admission(std::uint64_t test_key_seed, std::uint32_t players, bool relay);
   ~Admission();
   Admission(const Admission&) = delete;
   Admission& operator=(const Admission&) = delete;
@@ -77,7 +77,6 @@ class Admission {
   [[nodiscard]] std::uint8_t reclaimable(const Reclaim& reclaim, std::uint64_t session) const;
 
   std::uint64_t test_key_seed_;
-  std::function<std::uint64_t()> random_;
   CookieKey cookie_key_{};  ///< drawn first; wiped when admission goes
   std::uint32_t players_;
   bool relay_;

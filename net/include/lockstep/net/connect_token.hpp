@@ -23,6 +23,11 @@ inline constexpr std::uint8_t k_token_format = 1;
 /// What the random source gives a token: the nonce, then the client secret.
 inline constexpr std::size_t k_token_random_bytes = k_once_nonce_bytes + k_credential_secret_bytes;
 
+/// The longest a token may live: a year (and a day). `lockstep token` mints none longer, and a
+/// host refuses one whose expiry is further than this from its clock (tokens carry no creation
+/// time, so this bounds what is left of a token's life, not its age).
+inline constexpr std::uint64_t k_max_token_lifetime_s = 366ull * 24 * 3600;
+
 /// What a token lets its holder do.
 struct TokenGrant {
   Role role = Role::player;

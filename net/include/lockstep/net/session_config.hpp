@@ -68,11 +68,10 @@ struct HostSettings {
   std::chrono::milliseconds timeout_after{5000};  ///< … and this long, gone
   std::chrono::milliseconds countdown{500};       ///< from the last slot filled to tick 1
   std::chrono::milliseconds wait_timeout{0};      ///< give up waiting for players (0: never)
-  /// Draws the host's key pair, the cookies' key, the session id, slot keys and challenges.
-  /// Unset: libsodium's generator (random_u64() in packet_protection.hpp).
-  std::function<std::uint64_t()> random;
-  /// Tests only: not 0, with `random` unset, derives all of those from this seed instead, so that
-  /// a run repeats exactly — and anyone who knows the seed knows every key.
+  /// The host's key pair, the cookies' key, the session id, slot keys and challenges come from
+  /// libsodium's generator; there is no other source a program could pass by mistake.
+  /// Tests only: not 0, derives all of those from this seed instead, so that a run repeats
+  /// exactly — and anyone who knows the seed knows every key.
   std::uint64_t test_key_seed = 0;
   HostCredentials credentials;
 };
@@ -84,9 +83,7 @@ struct JoinSettings {
   std::chrono::milliseconds timeout_after{5000};  ///< no answer, or a silent host, this long: give up
   /// Tells this joiner apart from others at its address: random and not 0.
   std::uint64_t nonce = 0;
-  /// Draws the joiner's key pair for the handshake. Unset: libsodium's generator.
-  std::function<std::uint64_t()> random;
-  /// Tests only: as HostSettings::test_key_seed, for the joiner's key pair.
+  /// Tests only: as HostSettings::test_key_seed, for the joiner's key pair (else libsodium's).
   std::uint64_t test_key_seed = 0;
   JoinCredential credential;
   /// Joining a session under way, the largest state taken from the host (a snapshot; at most

@@ -208,7 +208,7 @@ void host_command(const HostOptions<S>& options, int* exit_code) {
     }
   }
   if (host.credentials.token_key && o.host_id == 0) {
-    driver.log("host: note: host id 0 (no --host-id): a token minted for any host that shares this key gets in here");
+    driver.log("host: note: host id 0: a token minted for any other host of id 0 that shares this key gets in here");
   }
   driver.log(describe_host(session->parameters(), port, o, host, driver.netsim));
   *exit_code = drive_to_end(session.value(), *socket.value(), io, clock, driver, view.get(), o.session);
