@@ -245,8 +245,9 @@ net::JoinConfig join_config(const JoinFlags& o, net::Role role, std::string* loc
       *local_invite = left->file;
     }
   }
+  // A link at FILE counts as there (and is refused as a key), dangling or not: never followed.
   std::error_code missing;
-  if (!o.key_file.empty() && std::filesystem::exists(o.key_file, missing)) {
+  if (!o.key_file.empty() && std::filesystem::exists(std::filesystem::symlink_status(o.key_file, missing))) {
     Result<net::Reclaim> key = net::read_reconnect_key(o.key_file);
     if (!key) throw CommandError{key.error().message};
     join.reclaim = key.value();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "counting_randomness.hpp"
+#include "lockstep/net/reconnect_key.hpp"
 #include "lockstep/net/secret_file.hpp"
 #include "process.hpp"
 
@@ -91,6 +92,9 @@ Status status_of(const Result<T>& result) {
 
 std::vector<SecretKind> secret_kinds() {
   return {
+      {"a reconnect key", [](const std::string& p) { return net::write_reconnect_key(p, {0x1234, 2, 0x5678}); },
+       [](const std::string& p) { return status_of(net::read_reconnect_key(p)); }, net::ExistingFile::replace,
+       "reconnect key"},
       {"any secret, replacing",
        [](const std::string& p) {
          return net::write_secret_file(p, bytes_of("a secret\n"), "test secret", net::ExistingFile::replace);
@@ -281,9 +285,9 @@ TEST_CASE("every reader of a secret file refuses a link to a good one and a copy
     CHECK(linked.error().message ==
           "'" + dir.file("link") + "' is a symbolic link: a secret is read from its own file, never through a link");
     REQUIRE(::chmod(path.c_str(), 0644) == 0);
-    const Status open = kind.read(path);
-    REQUIRE_FALSE(open.ok());
-    CHECK(open.error().message == "'" + path + "' is readable by others (mode 0644); chmod 600 it");
+    const Status exposed = kind.read(path);
+    REQUIRE_FALSE(exposed.ok());
+    CHECK(exposed.error().message == "'" + path + "' is readable by others (mode 0644); chmod 600 it");
   }
 }
 
