@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "counting_randomness.hpp"
+#include "lockstep/net/credential_files.hpp"
 #include "lockstep/net/reconnect_key.hpp"
 #include "lockstep/net/secret_file.hpp"
 #include "process.hpp"
@@ -91,10 +92,22 @@ Status status_of(const Result<T>& result) {
 }
 
 std::vector<SecretKind> secret_kinds() {
+  net::TokenKey key{};
+  key.fill(std::byte{0x5A});
+  net::ConnectToken token;
+  token.blob.fill(std::byte{0x11});
+  token.secret.fill(std::byte{0x22});
+  token.grant.expires = 1'900'000'000;
+  token.grant.client_id = 0x0123456789ABCDEFull;
   return {
       {"a reconnect key", [](const std::string& p) { return net::write_reconnect_key(p, {0x1234, 2, 0x5678}); },
        [](const std::string& p) { return status_of(net::read_reconnect_key(p)); }, net::ExistingFile::replace,
        "reconnect key"},
+      {"a token key", [key](const std::string& p) { return net::write_token_key(p, key); },
+       [](const std::string& p) { return status_of(net::read_token_key(p)); }, net::ExistingFile::refuse, "token key"},
+      {"a connect token", [token](const std::string& p) { return net::write_connect_token(p, token); },
+       [](const std::string& p) { return status_of(net::read_connect_token(p)); }, net::ExistingFile::refuse,
+       "connect token"},
       {"any secret, replacing",
        [](const std::string& p) {
          return net::write_secret_file(p, bytes_of("a secret\n"), "test secret", net::ExistingFile::replace);
