@@ -667,6 +667,12 @@ TEST_CASE("a host without --open admits only the holders of the invites it print
   CHECK(typo.exit_code == 2);
   CHECK_THAT(typo.err, Catch::StartsWith("error: the invite code is damaged"));
   std::ofstream(dir.file("invite")) << invite << "\n";
+  // An invite file is as secret as the code: refused while others can read it.
+  std::filesystem::permissions(dir.file("invite"), std::filesystem::perms::owner_read | std::filesystem::perms::others_read);
+  const ProcessResult readable = run_process(k_lockstep, {"join", at, "--bot", "--invite-file", dir.file("invite")});
+  CHECK(readable.exit_code == 2);
+  CHECK(readable.err == "error: '" + dir.file("invite") + "' is readable by others (mode 0404); chmod 600 it\n");
+  std::filesystem::permissions(dir.file("invite"), std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   RunningProcess peer(k_lockstep, {"join", at, "--bot", "--invite-file", dir.file("invite")});
   RunningProcess spectator(k_lockstep, {"spectate", at}, ours);  // no code typed: the host left it
   const ProcessResult h = host.finish();
