@@ -16,6 +16,7 @@
 #include "counting_randomness.hpp"
 #include "lockstep/cli/detail/local_invites.hpp"
 #include "process.hpp"
+#include "umask_is.hpp"
 
 using namespace lockstep;
 using namespace lockstep::cli::detail;
@@ -51,15 +52,6 @@ void write_invites(const std::string& path, long pid, mode_t mode) {
   std::ofstream(path) << "lockstep local invites 1\npid " << pid << "\ninvite LK6-player\nspectate-invite LK6-spectator\n";
   REQUIRE(::chmod(path.c_str(), mode) == 0);
 }
-
-/// Sets the umask while it lives, then puts back the one before.
-struct UmaskIs {
-  explicit UmaskIs(mode_t mask) : before(::umask(mask)) {}
-  ~UmaskIs() { ::umask(before); }
-  UmaskIs(const UmaskIs&) = delete;
-  UmaskIs& operator=(const UmaskIs&) = delete;
-  mode_t before;
-};
 
 /// The id of a process that has exited and been reaped.
 long gone_pid() {
@@ -178,7 +170,7 @@ TEST_CASE("local invites are left as a regular owner only file whatever the umas
   REQUIRE(::symlink(victim.c_str(), planted.c_str()) == 0);
   REQUIRE(::symlink(victim.c_str(), file.c_str()) == 0);
   {
-    const UmaskIs umask(0);
+    const testing::UmaskIs umask(0);
     Result<LocalInvites> left = [] {
       const testing::CountingRandomness counting;
       return LocalInvites::leave(7004, k_lines);

@@ -19,12 +19,9 @@ using lockstep::net::parse_host_port;
 
 namespace {
 
-/// Printed by a test that could not run here; tests/CMakeLists.txt makes ctest report it skipped.
-const std::string k_skipped = "lockstep-test-skipped: ";
-
 /// The addresses this machine's resolver gives `name` for UDP, asked directly; none when it
 /// resolves nothing (no /etc/hosts entry, no DNS).
-std::vector<std::string> resolved(const char* name) {
+std::vector<std::string> resolver_addresses(const char* name) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_DGRAM;
@@ -69,9 +66,10 @@ TEST_CASE("HOST:PORT refuses what it would otherwise change into another port", 
 }
 
 TEST_CASE("HOST:PORT looks a host name up with the system resolver", "[net][host_port][resolver]") {
-  const std::vector<std::string> addresses = resolved("localhost");
+  const std::vector<std::string> addresses = resolver_addresses("localhost");
   if (addresses.empty()) {
-    WARN(k_skipped << "this machine resolves no names (localhost has no /etc/hosts entry), so no lookup was checked");
+    // The marker tests/CMakeLists.txt makes ctest report as skipped.
+    WARN("lockstep-test-skipped: this machine resolves no names (localhost has no /etc/hosts entry), so no lookup was checked");
     return;
   }
   const auto endpoint = parse_host_port("localhost:80");

@@ -22,35 +22,26 @@
 #include "lockstep/net/reconnect_key.hpp"
 #include "lockstep/net/secret_file.hpp"
 #include "process.hpp"
+#include "umask_is.hpp"
 
 using namespace lockstep;
 using lockstep::testing::CountingRandomness;
 using lockstep::testing::read_file;
 using lockstep::testing::TempDir;
+using lockstep::testing::UmaskIs;
 
 namespace {
 
-/// Printed by a test that could not run here; tests/CMakeLists.txt makes ctest report it skipped.
-const std::string k_skipped = "lockstep-test-skipped: ";
 const std::string k_victim_text = "the victim's own text\n";
 
-/// Sets the umask while it lives, then puts back the one before.
-struct UmaskIs {
-  explicit UmaskIs(mode_t mask) : before(::umask(mask)) {}
-  ~UmaskIs() { ::umask(before); }
-  UmaskIs(const UmaskIs&) = delete;
-  UmaskIs& operator=(const UmaskIs&) = delete;
-  mode_t before;
-};
-
-std::span<const std::byte> bytes_of(const std::string& text) { return std::as_bytes(std::span(text)); }
+std::span<const std::byte> secret_bytes(const std::string& text) { return std::as_bytes(std::span(text)); }
 
 std::string text_of(const std::vector<std::byte>& bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
 /// The file type and permission bits of `path` itself (a link is not followed); 0 when nothing is there.
-mode_t mode_of(const std::string& path) {
+mode_t type_and_mode(const std::string& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0 ? st.st_mode & (S_IFMT | 07777) : 0;
 }
@@ -69,7 +60,7 @@ void write_victim(const std::string& path) {
   REQUIRE(::chmod(path.c_str(), 0644) == 0);
 }
 
-bool victim_untouched(const std::string& path) { return read_file(path) == k_victim_text && mode_of(path) == (S_IFREG | 0644); }
+bool victim_untouched(const std::string& path) { return read_file(path) == k_victim_text && type_and_mode(path) == (S_IFREG | 0644); }
 
 /// Where a link at `path` points; empty when it is not a link.
 std::string link_target(const std::string& path) {
@@ -110,13 +101,13 @@ std::vector<SecretKind> secret_kinds() {
        "connect token"},
       {"any secret, replacing",
        [](const std::string& p) {
-         return net::write_secret_file(p, bytes_of("a secret\n"), "test secret", net::ExistingFile::replace);
+         return net::write_secret_file(p, secret_bytes("a secret\n"), "test secret", net::ExistingFile::replace);
        },
        [](const std::string& p) { return status_of(net::read_secret_file(p, 1024)); }, net::ExistingFile::replace,
        "test secret"},
       {"any secret, never over another file",
        [](const std::string& p) {
-         return net::write_secret_file(p, bytes_of("a secret\n"), "test secret", net::ExistingFile::refuse);
+         return net::write_secret_file(p, secret_bytes("a secret\n"), "test secret", net::ExistingFile::refuse);
        },
        [](const std::string& p) { return status_of(net::read_secret_file(p, 1024)); }, net::ExistingFile::refuse,
        "test secret"},
@@ -136,7 +127,7 @@ TEST_CASE("every secret file is written as a regular owner only file whatever th
       const Status written = kind.write(path);
       INFO((written ? "" : written.error().message));
       REQUIRE(written.ok());
-      CHECK(mode_of(path) == (S_IFREG | 0600));
+      CHECK(type_and_mode(path) == (S_IFREG | 0600));
       CHECK(names_in(dir.path()) == std::vector<std::string>{"secret"});
       CHECK(kind.read(path).ok());
     }
@@ -163,7 +154,7 @@ TEST_CASE("a link planted at the temporary name a secret is written through leav
     REQUIRE(written.ok());
     CHECK(victim_untouched(victim));
     CHECK(link_target(planted) == victim);
-    CHECK(mode_of(path) == (S_IFREG | 0600));
+    CHECK(type_and_mode(path) == (S_IFREG | 0600));
     CHECK(names_in(dir.path()) == std::vector<std::string>{".secret.0000000000000000.tmp", "secret", "victim"});
     CHECK(kind.read(path).ok());
   }
@@ -189,7 +180,7 @@ TEST_CASE("a secret whose every temporary name is taken by a link is not written
     REQUIRE_FALSE(written.ok());
     CHECK(written.error().message == "cannot write the " + std::string(kind.what) + " to '" + path + "': File exists");
     CHECK(victim_untouched(victim));
-    CHECK(mode_of(path) == 0);
+    CHECK(type_and_mode(path) == 0);
   }
 }
 
@@ -210,7 +201,7 @@ TEST_CASE("a link planted at the final name of a secret is replaced or refused, 
       if (kind.existing == net::ExistingFile::replace) {
         INFO((written ? "" : written.error().message));
         CHECK(written.ok());
-        CHECK(mode_of(path) == (S_IFREG | 0600));
+        CHECK(type_and_mode(path) == (S_IFREG | 0600));
         CHECK(kind.read(path).ok());
       } else {
         REQUIRE_FALSE(written.ok());
@@ -219,7 +210,7 @@ TEST_CASE("a link planted at the final name of a secret is replaced or refused, 
         CHECK(link_target(path) == target);
       }
       CHECK(victim_untouched(victim));
-      CHECK(mode_of(dir.file("absent")) == 0);
+      CHECK(type_and_mode(dir.file("absent")) == 0);
       CHECK(names_in(dir.path()) == std::vector<std::string>{"secret", "victim"});
     }
   }
@@ -246,7 +237,7 @@ TEST_CASE("reading a secret refuses a link, a file others can reach, a folder, a
           "[net][secret][hostile]") {
   TempDir dir;
   const std::string path = dir.file("secret");
-  REQUIRE(net::write_secret_file(path, bytes_of("0123456789abcdef"), "test secret", net::ExistingFile::refuse).ok());
+  REQUIRE(net::write_secret_file(path, secret_bytes("0123456789abcdef"), "test secret", net::ExistingFile::refuse).ok());
   const auto refusal = [](const std::string& file, std::uint64_t max_bytes = 1024) {
     Result<std::vector<std::byte>> bytes = net::read_secret_file(file, max_bytes);
     return bytes ? std::string("read") : bytes.error().message;
@@ -306,12 +297,13 @@ TEST_CASE("every reader of a secret file refuses a link to a good one and a copy
 
 TEST_CASE("a secret file of another user is refused", "[net][secret][hostile]") {
   if (::geteuid() != 0) {
-    WARN(k_skipped << "only root can give a file to another user here, so the owner check was not tried");
+    // The marker tests/CMakeLists.txt makes ctest report as skipped.
+    WARN("lockstep-test-skipped: only root can give a file to another user here, so the owner check was not tried");
     return;
   }
   TempDir dir;
   const std::string path = dir.file("secret");
-  REQUIRE(net::write_secret_file(path, bytes_of("a secret\n"), "test secret", net::ExistingFile::refuse).ok());
+  REQUIRE(net::write_secret_file(path, secret_bytes("a secret\n"), "test secret", net::ExistingFile::refuse).ok());
   REQUIRE(::chown(path.c_str(), 65534, 65534) == 0);
   Result<std::vector<std::byte>> bytes = net::read_secret_file(path, 1024);
   REQUIRE_FALSE(bytes.ok());
