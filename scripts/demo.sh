@@ -22,9 +22,10 @@ echo "   the arena with 1,000 circles; every process records its own replay. Out
 "$lockstep" host --port "$port" --players 4 --bot --ticks "$ticks" --record "$work/host.lsr" >"$work/host.out" 2>&1 &
 host=$!
 # The host prints its invite code before it waits; only its holders get in (every datagram is
-# encrypted and authenticated). The code goes to the peers in a file, off the process list.
+# encrypted and authenticated). The code goes to the peers in a file, off the process list, that
+# only its owner can read (lockstep reads a secret from no other file).
 for _ in $(seq 100); do grep -q '^invite ' "$work/host.out" 2>/dev/null && break; sleep 0.05; done
-sed -n 's/^invite //p' "$work/host.out" >"$work/invite"
+(umask 077 && sed -n 's/^invite //p' "$work/host.out" >"$work/invite")
 [ -s "$work/invite" ] || { echo "error: the host printed no invite code; see $work/host.out" >&2; exit 1; }
 peers=()
 for p in 1 2 3; do

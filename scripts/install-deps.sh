@@ -18,10 +18,16 @@ packages=(
   qemu-user                      # scripts/cross-check.sh: the same hashes on four other architectures
   emscripten                     # scripts/cross-check.sh wasm32 and view --static: the engine in WebAssembly (with node)
   curl autoconf automake libtool # scripts/cross-check.sh: Debian's libsodium source, built for each
+  xz-utils patch                 # … unpacked (its Debian patches are a .tar.xz) and patched
   chromium                       # tests/browser: the viewer's page in a real headless browser
   python3-junitparser python3-yaml  # tests: regress --junit read by a JUnit parser; the Kubernetes manifests
   munge slurmctld slurmd slurm-client  # tests/cluster: regress as a Slurm job array on a one-node cluster
 )
+
+# The npm_package test packs and installs the WebAssembly engine with npm. Debian's nodejs has no
+# npm of its own (its npm package does); a node from elsewhere (NodeSource, nvm) bundles one, and
+# Debian's npm would fight it: so npm is asked for only when no npm command exists.
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,17 +1,18 @@
 #include "lockstep/cli/detail/local_invites.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
+#include <span>
+#include <string_view>
 #include <utility>
 
-#include "lockstep/replay/regular_file.hpp"
+#include "lockstep/net/secret_file.hpp"
 
 namespace lockstep::cli::detail {
 namespace {
@@ -40,6 +41,33 @@ Status check_folder(const std::string& folder, bool create) {
 /// True when process `pid` runs (or runs as someone else).
 bool alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
+/// The next line of `text` (without its newline), taken off the front; nothing at the end.
+std::optional<std::string_view> next_line(std::string_view& text) {
+  if (text.empty()) return std::nullopt;
+  const std::size_t end = std::min(text.find('\n'), text.size());
+  const std::string_view line = text.substr(0, end);
+  text.remove_prefix(std::min(end + 1, text.size()));
+  return line;
+}
+
+/// The code for `role` in a file's `text`, when its host still runs. Reads views of the text:
+/// no copy of another code is made.
+std::optional<LocalInvite> invite_in(std::string_view text, net::Role role, const std::string& path) {
+  std::optional<std::string_view> line = next_line(text);
+  if (!line || *line != k_first_line) return std::nullopt;
+  line = next_line(text);
+  if (!line || line->substr(0, 4) != "pid ") return std::nullopt;
+  const std::string pid_text(line->substr(4));
+  char* end = nullptr;
+  const long pid = std::strtol(pid_text.c_str(), &end, 10);
+  if (end == pid_text.c_str() || *end != '\0' || !alive(pid)) return std::nullopt;
+  const std::string_view prefix = role == net::Role::player ? "invite " : "spectate-invite ";
+  while ((line = next_line(text))) {
+    if (line->substr(0, prefix.size()) == prefix) return LocalInvite{std::string(line->substr(prefix.size())), path};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string local_invite_folder() {
@@ -58,27 +86,14 @@ Result<LocalInvites> LocalInvites::leave(std::uint16_t port, const std::vector<s
   const std::string folder = local_invite_folder();
   if (Status checked = check_folder(folder, true); !checked) return checked.error();
   std::string text = std::string(k_first_line) + "\npid " + std::to_string(::getpid()) + "\n";
-  for (const std::string& line : lines) text += line + "\n";
+  std::size_t bytes = text.size();
+  for (const std::string& line : lines) bytes += line.size() + 1;
+  text.reserve(bytes);  // the codes are appended without a reallocation: the one wipe covers them
+  for (const std::string& line : lines) text.append(line).append("\n");
   const std::string path = local_invite_file(folder, port);
-  const std::string partial = folder + "/.host-" + std::to_string(port) + ".invites." + std::to_string(::getpid());
-  ::unlink(partial.c_str());
-  const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return fail("cannot create '", partial, "': ", std::strerror(errno));
-  const char* at = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, at, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    at += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  const int error = errno;
-  const bool closed = ::close(fd) == 0;
-  if (left > 0 || !closed || ::rename(partial.c_str(), path.c_str()) != 0) {
-    ::unlink(partial.c_str());
-    return fail("cannot write '", path, "': ", std::strerror(left > 0 ? error : errno));
-  }
+  const Status written = net::write_secret_file(path, std::as_bytes(std::span(text)), "local invites", net::ExistingFile::replace);
+  net::wipe_secret(std::as_writable_bytes(std::span(text)));
+  if (!written) return written.error();
   return LocalInvites(path);
 }
 
@@ -92,33 +107,24 @@ LocalInvites& LocalInvites::operator=(LocalInvites&& other) noexcept {
 LocalInvites::~LocalInvites() {
   // Only while the file is still this host's: a later host on the port may have replaced it.
   if (path_.empty()) return;
-  Result<std::vector<std::byte>> bytes = replay::read_regular_file(path_, k_max_file_bytes);
+  Result<std::vector<std::byte>> bytes = net::read_secret_file(path_, k_max_file_bytes);
+  if (!bytes) return;
   const std::string mine = std::string(k_first_line) + "\npid " + std::to_string(::getpid()) + "\n";
-  if (bytes && bytes->size() >= mine.size() && std::memcmp(bytes->data(), mine.data(), mine.size()) == 0) {
-    ::unlink(path_.c_str());
-  }
+  if (bytes->size() >= mine.size() && std::memcmp(bytes->data(), mine.data(), mine.size()) == 0) ::unlink(path_.c_str());
+  net::wipe_secret(bytes.value());
 }
 
 std::optional<LocalInvite> find_local_invite(std::uint16_t port, net::Role role) {
   const std::string folder = local_invite_folder();
   if (!check_folder(folder, false)) return std::nullopt;
   const std::string path = local_invite_file(folder, port);
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || !private_to_us(st)) return std::nullopt;
-  Result<std::vector<std::byte>> bytes = replay::read_regular_file(path, k_max_file_bytes);
+  // Owner-only, this user's, a regular file and not a link: secret_file.hpp checks all four.
+  Result<std::vector<std::byte>> bytes = net::read_secret_file(path, k_max_file_bytes);
   if (!bytes) return std::nullopt;
-  std::istringstream in(std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
-  std::string line;
-  if (!std::getline(in, line) || line != k_first_line) return std::nullopt;
-  if (!std::getline(in, line) || line.rfind("pid ", 0) != 0) return std::nullopt;
-  char* end = nullptr;
-  const long pid = std::strtol(line.c_str() + 4, &end, 10);
-  if (end == line.c_str() + 4 || *end != '\0' || !alive(pid)) return std::nullopt;
-  const std::string prefix = role == net::Role::player ? "invite " : "spectate-invite ";
-  while (std::getline(in, line)) {
-    if (line.rfind(prefix, 0) == 0) return LocalInvite{line.substr(prefix.size()), path};
-  }
-  return std::nullopt;
+  std::optional<LocalInvite> found = invite_in(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
+                                               role, path);
+  net::wipe_secret(bytes.value());
+  return found;
 }
 
 }  // namespace lockstep::cli::detail

@@ -15,7 +15,7 @@
 #include "lockstep/net/invite_code.hpp"
 #include "lockstep/net/packet_protection.hpp"
 #include "lockstep/net/reconnect_key.hpp"
-#include "lockstep/replay/regular_file.hpp"
+#include "lockstep/net/secret_file.hpp"
 
 namespace lockstep::cli::detail {
 namespace {
@@ -116,7 +116,8 @@ void add_join_options(CLI::App* cmd, JoinFlags& o, net::Role role, const NetHook
           " line); without one, only a host started with --open admits this joiner, but on a loopback address the invite "
           "a host of this user left on this machine is taken (README: Local joiners)");
   CLI::Option* invite_file =
-      cmd->add_option("--invite-file", o.invite_file, "Read the invite code from FILE (keeps it off the process list)")
+      cmd->add_option("--invite-file", o.invite_file,
+                      "Read the invite code from FILE, an owner-only file (keeps it off the process list)")
           ->excludes(invite);
   cmd->add_option("--token", o.token_file, "Join with the connect token in FILE (lockstep token), for a host started with --token-key")
       ->excludes(invite)
@@ -141,9 +142,11 @@ net::Invite checked_invite(const std::string& code, net::Role role) {
 std::optional<net::Invite> invite_of(const JoinFlags& o, net::Role role) {
   std::string code = o.invite;
   if (!o.invite_file.empty()) {
-    Result<std::vector<std::byte>> bytes = replay::read_regular_file(o.invite_file, 4096);
+    // An invite file is as secret as the code: owner-only, never read through a link.
+    Result<std::vector<std::byte>> bytes = net::read_secret_file(o.invite_file, 4096);
     if (!bytes) throw CommandError{bytes.error().message};
     code.assign(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+    net::wipe_secret(bytes.value());
   }
   if (code.empty()) return std::nullopt;
   return checked_invite(code, role);
@@ -250,8 +253,9 @@ net::JoinConfig join_config(const JoinFlags& o, net::Role role, std::string* loc
       *local_invite = left->file;
     }
   }
+  // A link at FILE counts as there (and is refused as a key), dangling or not: never followed.
   std::error_code missing;
-  if (!o.key_file.empty() && std::filesystem::exists(o.key_file, missing)) {
+  if (!o.key_file.empty() && std::filesystem::exists(std::filesystem::symlink_status(o.key_file, missing))) {
     Result<net::Reclaim> key = net::read_reconnect_key(o.key_file);
     if (!key) throw CommandError{key.error().message};
     join.reclaim = key.value();

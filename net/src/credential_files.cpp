@@ -1,16 +1,13 @@
 #include "lockstep/net/credential_files.hpp"
 
-#include <fcntl.h>
 #include <sodium.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-#include <sstream>
+#include <algorithm>
+#include <string_view>
 #include <vector>
 
 #include "lockstep/engine/runner.hpp"
-#include "lockstep/replay/regular_file.hpp"
+#include "lockstep/net/secret_file.hpp"
 
 namespace lockstep::net {
 namespace {
@@ -19,11 +16,25 @@ constexpr const char* k_key_first_line = "lockstep token key 1";
 constexpr const char* k_token_first_line = "lockstep connect token 1";
 constexpr int k_base64 = sodium_base64_VARIANT_URLSAFE_NO_PADDING;
 
-std::string hex_of(std::span<const std::byte> bytes) {
-  std::string out(bytes.size() * 2 + 1, '\0');
-  sodium_bin2hex(out.data(), out.size(), reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
-  out.pop_back();
-  return out;
+/// Room for a whole credential file: text built in it never reallocates, so that one wipe at the
+/// end covers every copy of the secret it holds.
+constexpr std::size_t k_text_capacity = 1024;
+
+/// Appends `bytes` as lowercase hex in place (a returned string would be a copy left unwiped).
+void append_hex(std::string& out, std::span<const std::byte> bytes) {
+  const std::size_t at = out.size();
+  out.resize(at + 2 * bytes.size() + 1);
+  sodium_bin2hex(out.data() + at, 2 * bytes.size() + 1, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+  out.pop_back();  // sodium's terminating NUL
+}
+
+/// Appends `bytes` as base64url without padding, in place.
+void append_base64(std::string& out, std::span<const std::byte> bytes) {
+  const std::size_t at = out.size();
+  const std::size_t room = sodium_base64_ENCODED_LEN(bytes.size(), k_base64);
+  out.resize(at + room);
+  sodium_bin2base64(out.data() + at, room, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), k_base64);
+  out.resize(at + room - 1);  // sodium's terminating NUL
 }
 
 /// `name <exactly N bytes as lowercase hex>`.
@@ -55,56 +66,33 @@ bool number_line(const std::string& line, const std::string& name, std::uint64_t
   return true;
 }
 
-/// The file's lines, when it is a regular file of at most 1 KB ending in a newline.
+/// The file's lines, when it is a secret file (secret_file.hpp) of at most 1 KB ending in a newline;
+/// the caller wipes them. The bytes read are wiped here.
 Result<std::vector<std::string>> lines_of(const std::string& path) {
-  Result<std::vector<std::byte>> bytes = replay::read_regular_file(path, 1024);
+  Result<std::vector<std::byte>> bytes = read_secret_file(path, 1024);
   if (!bytes) return bytes.error();
-  const std::string text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
   std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  if (text.empty() || text.back() != '\n') lines.clear();
+  lines.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')));  // no line moved, none left unwiped
+  if (!text.empty() && text.back() == '\n') {
+    for (std::size_t end = text.find('\n'); end != std::string_view::npos; end = text.find('\n')) {
+      lines.emplace_back(text.substr(0, end));
+      text.remove_prefix(end + 1);
+    }
+  }
   sodium_memzero(bytes->data(), bytes->size());
   return lines;
-}
-
-/// Creates `path` (not there before), readable by its owner alone, with `text`.
-Status write_new(const std::string& path, const std::string& text, const char* what) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    if (errno == EEXIST) return fail("'", path, "' exists: a ", what, " is never written over another file");
-    return fail("cannot create '", path, "': ", std::strerror(errno));
-  }
-  const char* at = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, at, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int error = errno;
-      ::close(fd);
-      ::unlink(path.c_str());
-      return fail("cannot write '", path, "': ", std::strerror(error));
-    }
-    at += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  const bool synced = ::fsync(fd) == 0;
-  const int sync_error = errno;
-  const bool closed = ::close(fd) == 0;
-  if (!synced || !closed) {
-    const int error = synced ? errno : sync_error;
-    ::unlink(path.c_str());
-    return fail("cannot write '", path, "': ", std::strerror(error));
-  }
-  return {};
 }
 
 }  // namespace
 
 Status write_token_key(const std::string& path, const TokenKey& key) {
-  std::string text = std::string(k_key_first_line) + "\nkey " + hex_of(key) + "\n";
-  Status written = write_new(path, text, "token key");
+  std::string text;
+  text.reserve(k_text_capacity);
+  text.append(k_key_first_line).append("\nkey ");
+  append_hex(text, key);
+  text.append("\n");
+  Status written = write_secret_file(path, std::as_bytes(std::span(text)), "token key", ExistingFile::refuse);
   sodium_memzero(text.data(), text.size());
   return written;
 }
@@ -120,17 +108,18 @@ Result<TokenKey> read_token_key(const std::string& path) {
 }
 
 Status write_connect_token(const std::string& path, const ConnectToken& token) {
-  std::string blob(sodium_base64_ENCODED_LEN(k_token_blob_bytes, k_base64), '\0');
-  sodium_bin2base64(blob.data(), blob.size(), reinterpret_cast<const unsigned char*>(token.blob.data()), token.blob.size(),
-                    k_base64);
-  blob.pop_back();
   const TokenGrant& g = token.grant;
-  std::string text = std::string(k_token_first_line) + "\ntoken " + blob + "\nsecret " + hex_of(token.secret) + "\nrole " +
-                     (g.role == Role::player ? "player" : "spectator") + "\nslot " +
-                     (g.slot == k_no_slot ? std::string("any") : std::to_string(g.slot)) + "\nexpires " +
-                     std::to_string(g.expires) + "\nhost " + std::to_string(g.host_id) + "\nclient " + hash_hex(g.client_id) +
-                     "\n";
-  Status written = write_new(path, text, "connect token");
+  std::string text;
+  text.reserve(k_text_capacity);
+  text.append(k_token_first_line).append("\ntoken ");
+  append_base64(text, token.blob);
+  text.append("\nsecret ");
+  append_hex(text, token.secret);
+  text.append("\nrole ").append(g.role == Role::player ? "player" : "spectator");
+  text.append("\nslot ").append(g.slot == k_no_slot ? std::string("any") : std::to_string(g.slot));
+  text.append("\nexpires ").append(std::to_string(g.expires)).append("\nhost ").append(std::to_string(g.host_id));
+  text.append("\nclient ").append(hash_hex(g.client_id)).append("\n");
+  Status written = write_secret_file(path, std::as_bytes(std::span(text)), "connect token", ExistingFile::refuse);
   sodium_memzero(text.data(), text.size());
   return written;
 }

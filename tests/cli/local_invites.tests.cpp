@@ -9,11 +9,14 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
+#include "counting_randomness.hpp"
 #include "lockstep/cli/detail/local_invites.hpp"
 #include "process.hpp"
+#include "umask_is.hpp"
 
 using namespace lockstep;
 using namespace lockstep::cli::detail;
@@ -148,4 +151,44 @@ TEST_CASE("local invites are neither left nor taken where someone else could rea
     REQUIRE(::mkdir(file.c_str(), 0700) == 0);
     CHECK_FALSE(find_local_invite(7003, net::Role::player));
   }
+}
+
+TEST_CASE("local invites are left as a regular owner only file whatever the umask, and links planted at their "
+          "temporary and final names leave their target untouched",
+          "[cli][invite][local][hostile]") {
+  testing::TempDir dir;
+  const std::string folder = dir.file("run");
+  const RuntimeDirIs runtime(folder);
+  REQUIRE(::mkdir(folder.c_str(), 0700) == 0);
+  const std::string file = local_invite_file(folder, 7004);
+  const std::string victim = dir.file("victim");
+  const std::string victim_text = "the victim's own text\n";
+  std::ofstream(victim) << victim_text;
+  REQUIRE(::chmod(victim.c_str(), 0644) == 0);
+  // The first temporary name drawn, and the final name, are links to the victim.
+  const std::string planted = testing::CountingRandomness::temporary(folder, "host-7004.invites", 0);
+  REQUIRE(::symlink(victim.c_str(), planted.c_str()) == 0);
+  REQUIRE(::symlink(victim.c_str(), file.c_str()) == 0);
+  {
+    const testing::UmaskIs umask(0);
+    Result<LocalInvites> left = [] {
+      const testing::CountingRandomness counting;
+      return LocalInvites::leave(7004, k_lines);
+    }();
+    INFO((left ? "" : left.error().message));
+    REQUIRE(left);
+    struct stat st {};
+    REQUIRE(::lstat(file.c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));
+    CHECK(mode_of(file) == 0600);
+    CHECK(std::filesystem::read_symlink(planted) == victim);
+    CHECK(testing::read_file(victim) == victim_text);
+    CHECK(mode_of(victim) == 0644);
+    REQUIRE(find_local_invite(7004, net::Role::player));
+    CHECK(find_local_invite(7004, net::Role::player)->code == "LK6-player");
+  }
+  // The host has ended: its own file is gone, the victim is as it was.
+  CHECK_FALSE(std::filesystem::exists(std::filesystem::symlink_status(file)));
+  CHECK(testing::read_file(victim) == victim_text);
+  CHECK(mode_of(victim) == 0644);
 }

@@ -430,9 +430,16 @@ TEST_CASE("a session started with two of three: a peer killed at tick 400 comes 
   CHECK(stale.exit_code == 3);
   // A key file that is not one is refused before anything is sent.
   std::ofstream(dir.file("bad.key")) << "lockstep reconnect key 1\nsession 12\n";
+  std::filesystem::permissions(dir.file("bad.key"), std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   const ProcessResult bad = run_process(k_lockstep, {"join", at, "--key", dir.file("bad.key")});
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "error: '" + dir.file("bad.key") + "' is not a lockstep reconnect key\n");
+  // Nor is one that others can read: a secret, it is read only from an owner-only file.
+  std::filesystem::permissions(dir.file("bad.key"), std::filesystem::perms::group_read | std::filesystem::perms::others_read,
+                               std::filesystem::perm_options::add);
+  const ProcessResult exposed = run_process(k_lockstep, {"join", at, "--key", dir.file("bad.key")});
+  CHECK(exposed.exit_code == 2);
+  CHECK(exposed.err == "error: '" + dir.file("bad.key") + "' is readable by others (mode 0644); chmod 600 it\n");
 }
 
 TEST_CASE("with --on-desync resync a peer perturbed at tick 300 is resynced: every participant writes "
@@ -669,6 +676,12 @@ TEST_CASE("a host without --open admits only the holders of the invites it print
   CHECK(typo.exit_code == 2);
   CHECK_THAT(typo.err, Catch::StartsWith("error: the invite code is damaged"));
   std::ofstream(dir.file("invite")) << invite << "\n";
+  // An invite file is as secret as the code: refused while others can read it.
+  std::filesystem::permissions(dir.file("invite"), std::filesystem::perms::owner_read | std::filesystem::perms::others_read);
+  const ProcessResult readable = run_process(k_lockstep, {"join", at, "--bot", "--invite-file", dir.file("invite")});
+  CHECK(readable.exit_code == 2);
+  CHECK(readable.err == "error: '" + dir.file("invite") + "' is readable by others (mode 0404); chmod 600 it\n");
+  std::filesystem::permissions(dir.file("invite"), std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   RunningProcess peer(k_lockstep, {"join", at, "--bot", "--invite-file", dir.file("invite")});
   RunningProcess spectator(k_lockstep, {"spectate", at}, ours);  // no code typed: the host left it
   const ProcessResult h = host.finish();

@@ -1,7 +1,8 @@
 #pragma once
 /// Credentials on disk: the token key of `lockstep keygen` and the connect tokens of `lockstep
-/// token`. Text files, each readable by its owner alone and never overwritten (a key or token
-/// replaced by accident is a session nobody can join, or a door left open):
+/// token`. Text files, written and read as secret_file.hpp says (owner-only from the first byte,
+/// never through a link) and never overwritten (a key or token replaced by accident is a session
+/// nobody can join, or a door left open):
 ///
 ///     lockstep token key 1              lockstep connect token 1
 ///     key <64 hex digits>               token <base64url of the 99-byte blob, no padding>
@@ -22,13 +23,13 @@
 
 namespace lockstep::net {
 
-/// Writes a new key file; fails when `path` exists.
+/// Writes a new key file; fails when anything is at `path` (a dangling link too).
 Status write_token_key(const std::string& path, const TokenKey& key);
-/// Reads a key file: a regular file of at most 1 KB, every line checked.
+/// Reads a key file: an owner-only regular file of at most 1 KB, not a link, every line checked.
 Result<TokenKey> read_token_key(const std::string& path);
-/// Writes a new token file; fails when `path` exists.
+/// Writes a new token file; fails when anything is at `path` (a dangling link too).
 Status write_connect_token(const std::string& path, const ConnectToken& token);
-/// Reads a token file: bounded, every line checked.
+/// Reads a token file: as a key file, every line checked.
 Result<ConnectToken> read_connect_token(const std::string& path);
 
 }  // namespace lockstep::net

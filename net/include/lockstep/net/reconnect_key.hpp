@@ -7,8 +7,8 @@
 ///     slot 2
 ///     key 0123456789abcdef
 ///
-/// A key is good for its session and slot only; it is a secret like a password (the file is
-/// written readable by its owner alone).
+/// A key is good for its session and slot only; it is a secret like a password, written and read
+/// as secret_file.hpp says (owner-only, never through a link).
 
 #include <string>
 
@@ -17,9 +17,9 @@
 
 namespace lockstep::net {
 
-/// Reads a key file: bounded (a regular file of at most 1 KB), every line checked.
+/// Reads a key file: an owner-only regular file of at most 1 KB, not a link, every line checked.
 Result<Reclaim> read_reconnect_key(const std::string& path);
-/// Writes it whole or not at all (a temporary file renamed over `path`).
+/// Writes it whole or not at all, replacing what is at `path` (a link itself, never its target).
 Status write_reconnect_key(const std::string& path, const Reclaim& reclaim);
 
 }  // namespace lockstep::net

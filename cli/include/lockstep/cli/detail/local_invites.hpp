@@ -7,7 +7,8 @@
 /// The folder is `$LOCKSTEP_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/lockstep`, else
 /// `/tmp/lockstep-<uid>`. It is used only when it is a folder itself (not a link), owned by this
 /// user and closed to everyone else; a host creates it (0700) when it is missing. The host of UDP
-/// port P writes `host-P.invites`, owner-only, through a rename:
+/// port P writes `host-P.invites` as every secret file is written (net/secret_file.hpp: owner-only,
+/// through a rename, never through a link):
 ///
 ///     lockstep local invites 1
 ///     pid <the host's process id>
@@ -15,8 +16,8 @@
 ///     spectate-invite <CODE>
 ///
 /// and removes it when it ends. A joiner reads it only for a loopback address, only when it was
-/// given no credential, and ignores a file that is not owner-only, is malformed, or whose host
-/// process is gone.
+/// given no credential, and ignores a file that secret_file.hpp would not read (a link, someone
+/// else's, open to others), is malformed, or whose host process is gone.
 
 #include <cstdint>
 #include <optional>
