@@ -211,9 +211,9 @@ HostProtocol::TransferCounts HostProtocol::transfer_counts(const TransferAsk& as
     }
     ++n.others;
     if (held.resync) continue;  // the host's own decision: counted in the whole alone
-    n.spectators += held.spectator ? 1 : 0;
-    n.same_address += held.address == ask.address ? 1 : 0;
-    n.same_token += ask.client_id != 0 && held.client_id == ask.client_id ? 1 : 0;
+    n.spectators += held.spectator ? 1u : 0u;
+    n.same_address += held.address == ask.address ? 1u : 0u;
+    n.same_token += ask.client_id != 0 && held.client_id == ask.client_id ? 1u : 0u;
   }
   return n;
 }

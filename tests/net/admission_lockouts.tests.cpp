@@ -175,8 +175,8 @@ TEST_CASE("a flood of valid connects under the spectators' invite from 64 addres
     // spent one would be refused as replayed), until the reclaim plays.
     if (!flood_ended && now >= next_wave) {
       for (const auto& m : flood) {
-        answers_larger_than_asked += m->largest_clear_answer > m->connect_bytes ? 1 : 0;
-        refused_in_clear += m->clear_text.empty() ? 0 : 1;
+        answers_larger_than_asked += m->largest_clear_answer > m->connect_bytes ? 1u : 0u;
+        refused_in_clear += m->clear_text.empty() ? 0u : 1u;
       }
       flood.erase(std::remove_if(flood.begin(), flood.end(), [](const auto& m) { return m->settled(); }), flood.end());
       for (const net::Endpoint& at : flooders) {

@@ -37,7 +37,7 @@ TEST_CASE("addresses inside one IPv6 /48 share one address's key work; another /
   KeyWorkBudget budget(Instant{0});
   const char* inside[] = {"2001:db8:1:1::1", "2001:db8:1:2::1", "2001:db8:1:ffff::9", "2001:db8:1:7::7", "2001:db8:1:8::8"};
   std::size_t taken = 0;
-  for (const char* a : inside) taken += budget.take(v6(a), std::nullopt, Instant{0}) ? 0 : 1;
+  for (const char* a : inside) taken += budget.take(v6(a), std::nullopt, Instant{0}) ? 0u : 1u;
   CHECK(taken == 4);
   CHECK_FALSE(budget.take(v6("2001:db8:2::1"), std::nullopt, Instant{0}));
   CHECK(address_group(v6("2001:db8:1:2::1")) == address_group(v6("2001:db8:1:ffff::9")));
@@ -50,14 +50,14 @@ TEST_CASE("one credential used from many addresses takes no more than its own sh
   KeyWorkBudget budget(Instant{0});
   std::size_t by_spectators = 0;
   for (std::uint32_t a = 0; a < 64; ++a) {
-    for (int i = 0; i < 4; ++i) by_spectators += budget.take(v4(100 + a), k_spectator_invite, Instant{0}) ? 0 : 1;
+    for (int i = 0; i < 4; ++i) by_spectators += budget.take(v4(100 + a), k_spectator_invite, Instant{0}) ? 0u : 1u;
   }
   CHECK(by_spectators == 16);  // 64 addresses could have taken the host's whole burst
   // The players' invite, from an address of its own, is served at once.
   CHECK_FALSE(budget.take(v4(1), k_player_invite, Instant{0}));
   // A second later the spectators' share has refilled by 8, no more, whatever else it tries.
   std::size_t later = 0;
-  for (std::uint32_t a = 0; a < 64; ++a) later += budget.take(v4(300 + a), k_spectator_invite, Instant{std::chrono::seconds(1)}) ? 0 : 1;
+  for (std::uint32_t a = 0; a < 64; ++a) later += budget.take(v4(300 + a), k_spectator_invite, Instant{std::chrono::seconds(1)}) ? 0u : 1u;
   CHECK(later == 8);
 }
 
@@ -66,7 +66,7 @@ TEST_CASE("new addresses and credentials take the place of old ones without maki
   // Far more addresses than shares, each with a token of its own: the host's burst is the bound.
   std::size_t taken = 0;
   for (std::uint32_t a = 0; a < 1000; ++a) {
-    taken += budget.take(v4(a), CredentialShareKey{CredentialKind::token, Role::player, a + 1}, Instant{0}) ? 0 : 1;
+    taken += budget.take(v4(a), CredentialShareKey{CredentialKind::token, Role::player, a + 1}, Instant{0}) ? 0u : 1u;
   }
   CHECK(taken == 64);
   const std::optional<Duration> wait = budget.take(v4(5000), std::nullopt, Instant{0});

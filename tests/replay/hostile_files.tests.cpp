@@ -34,18 +34,6 @@ long memory_budget_kb(std::uint64_t file_bytes) {
   return static_cast<long>(5 * file_bytes / 2 / 1024) + 48 * 1024;
 }
 
-std::vector<std::byte> bytes_of(const std::string& path) {
-  const std::string text = lockstep::testing::read_file(path);
-  std::vector<std::byte> out(text.size());
-  std::memcpy(out.data(), text.data(), text.size());
-  return out;
-}
-
-void write_bytes(const std::string& path, const std::vector<std::byte>& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
 /// The first chunk of `type` in a file's bytes.
 lockstep::testing::ChunkSpan chunk_of(const std::vector<std::byte>& bytes, replay::ChunkType type) {
   for (const lockstep::testing::ChunkSpan& span : lockstep::testing::chunk_spans(bytes)) {
@@ -186,7 +174,7 @@ TEST_CASE("a replay that starts past tick 0 with an empty start snapshot is refu
   REQUIRE(played.exit_code == 0);
   REQUIRE(played.last_line() == "ok 90 ticks verified, 90 hashes checked, final hash " + hash_hex(runner->hash()));
 
-  const std::vector<std::byte> good = bytes_of(honest);
+  const std::vector<std::byte> good = lockstep::testing::read_file_bytes(honest);
   const lockstep::testing::ChunkSpan start = chunk_of(good, replay::ChunkType::start_snapshot);
   REQUIRE(start.first == 30);
   const std::vector<std::byte> emptied =
@@ -194,14 +182,14 @@ TEST_CASE("a replay that starts past tick 0 with an empty start snapshot is refu
   const std::string message = "chunk 2 (start snapshot) at byte " + std::to_string(start.begin) +
                               ": an empty start snapshot, for a replay that starts at tick 30";
   const std::string whole = dir.file("empty-start.lsr");
-  write_bytes(whole, emptied);
+  lockstep::testing::write_file_bytes(whole, emptied);
   check_refused(whole, message);
   // Cut right after the empty chunk (nothing after it), and inside the inputs that follow it.
   const std::size_t empty_end = chunk_of(emptied, replay::ChunkType::start_snapshot).end;
   for (const std::size_t size : {empty_end, empty_end + 7}) {
     INFO("cut at byte " << size);
     const std::string cut = dir.file("empty-start-cut-" + std::to_string(size) + ".lsr");
-    write_bytes(cut, std::vector<std::byte>(emptied.begin(), emptied.begin() + static_cast<std::ptrdiff_t>(size)));
+    lockstep::testing::write_file_bytes(cut, std::vector<std::byte>(emptied.begin(), emptied.begin() + static_cast<std::ptrdiff_t>(size)));
     check_refused(cut, message);
   }
 }
@@ -213,9 +201,9 @@ TEST_CASE("a replay whose end hash contradicts the hash it records for that tick
   SECTION("the hash recorded for the last tick") {
     const std::string path = dir.file("a.lsr");
     const std::uint64_t final_hash = lockstep::testing::record_session(path, small_arena(), 5, 120, {1, 60});
-    const std::vector<std::byte> good = bytes_of(path);
+    const std::vector<std::byte> good = lockstep::testing::read_file_bytes(path);
     const std::vector<std::byte> bad = with_end_hash(good, final_hash ^ 1);
-    write_bytes(path, bad);
+    lockstep::testing::write_file_bytes(path, bad);
     check_refused(path, "chunk " + std::to_string(lockstep::testing::chunk_spans(bad).size()) + " (end) at byte " +
                             std::to_string(chunk_of(bad, replay::ChunkType::end).begin) + ": the end hash " +
                             hash_hex(final_hash ^ 1) + " contradicts the hash " + hash_hex(final_hash) +
@@ -224,10 +212,10 @@ TEST_CASE("a replay whose end hash contradicts the hash it records for that tick
   SECTION("the start hash of a replay without ticks") {
     const std::string path = dir.file("b.lsr");
     const std::uint64_t start_hash = lockstep::testing::record_session(path, small_arena(), 5, 0, {1, 60});
-    const std::vector<std::byte> good = bytes_of(path);
+    const std::vector<std::byte> good = lockstep::testing::read_file_bytes(path);
     REQUIRE(lockstep::testing::chunk_spans(good).size() == 2);  // the header and the end record
     const std::vector<std::byte> bad = with_end_hash(good, start_hash ^ 1);
-    write_bytes(path, bad);
+    lockstep::testing::write_file_bytes(path, bad);
     check_refused(path, "chunk 2 (end) at byte " + std::to_string(chunk_of(bad, replay::ChunkType::end).begin) +
                             ": the end hash " + hash_hex(start_hash ^ 1) + " contradicts the start hash " +
                             hash_hex(start_hash) + " of the same tick 0");
@@ -236,7 +224,7 @@ TEST_CASE("a replay whose end hash contradicts the hash it records for that tick
     // Hashes every 60 ticks and 130 ticks: the end record alone vouches for tick 130.
     const std::string path = dir.file("c.lsr");
     const std::uint64_t final_hash = lockstep::testing::record_session(path, small_arena(), 5, 130, {60, 0});
-    write_bytes(path, with_end_hash(bytes_of(path), final_hash ^ 1));
+    lockstep::testing::write_file_bytes(path, with_end_hash(lockstep::testing::read_file_bytes(path), final_hash ^ 1));
     REQUIRE(replay::read_replay_file(path).ok());
     const ProcessResult r = run_process(k_lockstep, {"replay", path});
     INFO(r.out << r.err);

@@ -35,13 +35,6 @@ using lockstep::testing::with_header;
 
 namespace {
 
-std::vector<std::byte> bytes_of(const std::string& path) {
-  const std::string text = read_file(path);
-  std::vector<std::byte> out(text.size());
-  std::memcpy(out.data(), text.data(), text.size());
-  return out;
-}
-
 std::string parse_error(const std::vector<std::byte>& bytes) {
   Result<ReplayFile> file = parse_replay(bytes);
   return file.ok() ? std::string("parsed") : file.error().message;
@@ -53,11 +46,6 @@ std::optional<ChunkSpan> keyframe_span(const std::vector<std::byte>& bytes, std:
     if (span.type == static_cast<std::uint8_t>(ChunkType::keyframe) && span.first == tick) return span;
   }
   return std::nullopt;
-}
-
-void write_bytes(const std::string& path, const std::vector<std::byte>& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 Player<World> open_file(const std::string& path) {
@@ -133,7 +121,7 @@ TEST_CASE("bad files are rejected with their own one-line errors", "[replay][for
   TempDir dir;
   const std::string path = dir.file("a.lsr");
   record_session(path, small_arena(), 5, 130, {1, 60});
-  const std::vector<std::byte> good = bytes_of(path);
+  const std::vector<std::byte> good = lockstep::testing::read_file_bytes(path);
   REQUIRE(parse_error(good) == "parsed");
   const auto spans = chunk_spans(good);
   // header, inputs 1-60, hashes, keyframe 60, inputs 61-120, hashes, keyframe 120, inputs, hashes, end
@@ -223,7 +211,7 @@ TEST_CASE("a file cut anywhere plays every complete chunk and says where it was 
   TempDir dir;
   const std::string path = dir.file("a.lsr");
   record_session(path, small_arena(), 5, 200, {1, 60});
-  const std::vector<std::byte> good = bytes_of(path);
+  const std::vector<std::byte> good = lockstep::testing::read_file_bytes(path);
   const auto spans = chunk_spans(good);
   std::uint64_t previous_last_tick = 0;
   for (std::size_t size = spans[0].end; size < good.size(); ++size) {
@@ -252,7 +240,7 @@ TEST_CASE("every single-byte change to a small recording is refused in one line 
   const std::string path = dir.file("ball.lsr");
   WorldConfig config = default_world_config(Scene::ball);
   const std::uint64_t final_hash = record_session(path, config, 9, 90, {1, 30});
-  const std::vector<std::byte> good = bytes_of(path);
+  const std::vector<std::byte> good = lockstep::testing::read_file_bytes(path);
   const auto spans = chunk_spans(good);
   INFO("file of " << good.size() << " bytes in " << spans.size() << " chunks");
   REQUIRE(spans.size() >= 4);
@@ -374,7 +362,7 @@ TEST_CASE("a keyframe altered with its checksums recomputed is passed over for a
   TempDir dir;
   const std::string path = dir.file("a.lsr");
   record_session(path, small_arena(), 8, 300, {100, 100});
-  std::vector<std::byte> bytes = bytes_of(path);
+  std::vector<std::byte> bytes = lockstep::testing::read_file_bytes(path);
   const auto keyframe_200 = keyframe_span(bytes, 200);
   REQUIRE(keyframe_200.has_value());
   // A byte in the middle of the stored keyframe (its difference from the first), not its framing.
@@ -488,8 +476,8 @@ TEST_CASE("a keyframe that restores to another tick is not gone on from, even wh
   TempDir dir;
   record_session(dir.file("a.lsr"), small_arena(), 8, 300, {100, 100});
   record_session(dir.file("b.lsr"), small_arena(), 9, 300, {100, 100});
-  std::vector<std::byte> a = bytes_of(dir.file("a.lsr"));
-  const std::vector<std::byte> b = bytes_of(dir.file("b.lsr"));
+  std::vector<std::byte> a = lockstep::testing::read_file_bytes(dir.file("a.lsr"));
+  const std::vector<std::byte> b = lockstep::testing::read_file_bytes(dir.file("b.lsr"));
   const auto a_200 = keyframe_span(a, 200);
   const auto b_100 = keyframe_span(b, 100);
   REQUIRE(a_200.has_value());
@@ -498,7 +486,7 @@ TEST_CASE("a keyframe that restores to another tick is not gone on from, even wh
   const std::span<const std::byte> b_payload =
       std::span<const std::byte>(b).subspan(b_100->payload, b_100->payload_end() - b_100->payload);
   a = with_chunk(a, *a_200, a_200->type, b_payload.size(), 200, 200, b_payload);
-  write_bytes(dir.file("tampered.lsr"), a);
+  lockstep::testing::write_file_bytes(dir.file("tampered.lsr"), a);
 
   Player<World> good = open_file(dir.file("a.lsr"));
   Player<World> bad = open_file(dir.file("tampered.lsr"));

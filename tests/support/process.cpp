@@ -40,6 +40,18 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
+std::vector<std::byte> read_file_bytes(const std::string& path) {
+  const std::string text = read_file(path);
+  std::vector<std::byte> out(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) out[i] = static_cast<std::byte>(text[i]);
+  return out;
+}
+
+void write_file_bytes(const std::string& path, const std::vector<std::byte>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
 namespace {
 
 pid_t spawn(const std::string& program, const std::vector<std::string>& args, const Environment& env,

@@ -2,6 +2,7 @@
 // Runs a real program and captures its exit code, stdout and stderr: tests drive the `lockstep`
 // binary as users do, in separate processes.
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -70,5 +71,9 @@ class TempDir {
 
 /// Reads a whole file; empty if it cannot be read.
 std::string read_file(const std::string& path);
+/// The same, as bytes.
+std::vector<std::byte> read_file_bytes(const std::string& path);
+/// Writes `bytes` as the whole of `path`.
+void write_file_bytes(const std::string& path, const std::vector<std::byte>& bytes);
 
 }  // namespace lockstep::testing
