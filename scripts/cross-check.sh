@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Proves one hash on every architecture: builds `lockstep` for each target with Debian's cross
-# compilers and Emscripten (toolchains in cmake/toolchains/), runs it — natively for i686, under
+# compilers and Emscripten (toolchains in cmake/toolchains/), runs it — natively for i686 (under
+# qemu-i386 where the kernel runs no 32-bit x86 programs), under
 # qemu-user for the other Linux targets, under node for wasm32 — and compares it with the native
 # x86-64 build:
 #   - every tick's hash of a run of each of the four scenes (the golden cases' configurations);
@@ -339,7 +340,16 @@ for i in "${!archs[@]}"; do
   wait "${build_pid[$arch]}" || exit 2
   [ $((i + 1)) -lt ${#archs[@]} ] && start_build "${archs[$((i + 1))]}"
   case $arch in
-    i686) target=(timeout 1200 "$root/build/cross/$arch/tools/lockstep") ;;
+    i686)
+      # Natively where the kernel runs 32-bit x86 programs; some kernels (a VM's, built without
+      # IA32 emulation) refuse them with "Exec format error": there, under qemu-i386.
+      if "$root/build/cross/$arch/tools/lockstep" --version >/dev/null 2>&1; then
+        target=(timeout 1200 "$root/build/cross/$arch/tools/lockstep")
+      else
+        echo "cross-check: this kernel does not run 32-bit x86 programs; i686 runs under qemu-i386"
+        target=(timeout 1200 qemu-i386 "$root/build/cross/$arch/tools/lockstep")
+      fi
+      ;;
     wasm32) target=(timeout 1200 node "$root/build/wasm/tools/lockstep.js") ;;
     *) target=(timeout 1200 "qemu-$arch" "$root/build/cross/$arch/tools/lockstep") ;;
   esac
