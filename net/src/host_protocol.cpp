@@ -204,7 +204,7 @@ bool HostProtocol::refused_before_key_work(const Endpoint& from, const Connect& 
   }
   const bool awaits_state = state_ == HostState::running && own_tick() > 0;
   if (credential.role == Role::spectator && awaits_state &&
-      transfers_full({true, false, false, credential.client_id, address_group(from)})) {
+      !transfer_room({true, false, false, credential.client_id, address_group(from)}, nullptr)) {
     refuse_in_clear(from, connect.nonce, RefuseReason::busy, k_transfer_busy_retry, "busy sending states; try again in 2 s");
     return true;
   }
@@ -225,7 +225,7 @@ bool HostProtocol::refused_before_key_work(const Endpoint& from, const Connect& 
 
 void HostProtocol::refuse_in_clear(const Endpoint& from, std::uint64_t nonce, RefuseReason reason, Duration retry,
                                    std::string text) {
-  if (reason == RefuseReason::busy) drop(DropReason::busy);
+  if (reason != RefuseReason::key) drop(DropReason::busy);
   const auto retry_ms = std::min<std::int64_t>(std::chrono::duration_cast<milliseconds>(retry).count(), 65'535);
   write_clear_refusal(outbox().next(from), Refuse{reason, k_protocol_version, nonce, std::move(text), static_cast<std::uint16_t>(retry_ms)});
 }
@@ -252,7 +252,8 @@ std::size_t HostProtocol::credential_candidates(const Connect& connect, std::arr
       // Without the time of day no token can be checked: none admits (Session refuses such a host).
       if (!credentials.unix_seconds) return 0;
       const std::uint64_t now = credentials.unix_seconds();
-      if (now >= token->grant.expires || token->grant.expires - now > k_max_token_lifetime_s) {
+      // A day of slack over the longest a token is minted for: the backend's clock may run ahead.
+      if (now >= token->grant.expires || token->grant.expires - now > k_max_token_lifetime_s + 24 * 3600) {
         token_expired_ = true;
         return 0;
       }
@@ -315,7 +316,7 @@ void HostProtocol::handle_update(Connection& c, std::span<const std::byte> datag
   // The path challenge answered: its address receives, since only a receiver there could read the
   // challenge; the connection moves there. The answer may arrive from anywhere (a copy raced ahead
   // of it from elsewhere carries it too): it proves the address the challenge went to.
-  if (c.candidate && u->path_response == c.candidate->challenge) {
+  if (c.candidate && u->path_response == c.candidate->challenge && now - c.candidate->since < k_candidate_for) {
     c.endpoint = c.candidate->endpoint;
     c.candidate.reset();
   }

@@ -49,7 +49,10 @@ Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Ro
   // host serves is a refusal).
   const bool late = slot != k_no_slot && state_ != HostState::waiting;
   const bool awaits_state = (late || slot == k_no_slot) && state_ == HostState::running && own_tick() > 0;
-  if (awaits_state && transfers_full({slot == k_no_slot, connect.reclaim.has_value(), false, credential.client_id, address_group(from)})) {
+  // A joiner that would wait for its transfer is refused instead (it would wait unheard, and give
+  // up after its handshake's timeout).
+  if (awaits_state &&
+      !transfer_room({slot == k_no_slot, connect.reclaim.has_value(), false, credential.client_id, address_group(from)}, nullptr)) {
     return refuse_with({RefuseReason::busy, "the host is busy sending its state to other joiners; try again in 2 s", 2000});
   }
   // The traffic keys: from a key pair drawn for this connection alone and the joiner's, mixed with
@@ -197,7 +200,9 @@ std::size_t HostProtocol::transfers() const {
 }
 
 HostProtocol::TransferAsk HostProtocol::ask_of(const Connection& c) {
-  return {!c.is_player(), c.reclaimed, c.phase == ConnectionPhase::resyncing, c.client_id, address_group(c.endpoint)};
+  // A reclaimed player's later resync is a resync: it has no transfer of its own.
+  const bool resync = c.phase == ConnectionPhase::resyncing || (c.transfer && c.transfer->resync);
+  return {!c.is_player(), c.reclaimed && !resync, resync, c.client_id, address_group(c.endpoint)};
 }
 
 HostProtocol::TransferCounts HostProtocol::transfer_counts(const TransferAsk& ask, const Connection* self) const {
@@ -216,12 +221,6 @@ HostProtocol::TransferCounts HostProtocol::transfer_counts(const TransferAsk& as
     n.same_token += ask.client_id != 0 && held.client_id == ask.client_id ? 1u : 0u;
   }
   return n;
-}
-
-bool HostProtocol::transfers_full(const TransferAsk& ask) const {
-  const TransferCounts n = transfer_counts(ask, nullptr);
-  if (ask.reclaim && n.reclaims < k_reclaim_transfers) return false;
-  return n.others + (n.reclaims > k_reclaim_transfers ? n.reclaims - k_reclaim_transfers : 0) >= k_max_state_transfers;
 }
 
 bool HostProtocol::transfer_room(const TransferAsk& ask, const Connection* self) const {

@@ -5,6 +5,7 @@
 #include "lockstep/engine/assert.hpp"
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/state_hash.hpp"
+#include "lockstep/replay/replay_file.hpp"
 
 namespace lockstep::net {
 namespace {
@@ -161,8 +162,13 @@ void PeerProtocol::handle_clear_refusal(std::span<const std::byte> datagram, Ins
   const Decoded<Refuse> r = read_refuse(datagram);
   if (!r) return drop(r.drop);
   if (r->nonce != config_.nonce || r->reason == RefuseReason::version) return drop(DropReason::unexpected_type);
-  advisory_refusal_ = "refused by the host: " + r->text;
-  if (r->reason == RefuseReason::busy) sent(now, now + std::min(Duration(std::chrono::milliseconds(r->retry_ms)), k_busy_wait_at_most));
+  // Its text is unauthenticated: printed only as printable characters.
+  advisory_refusal_ = "refused by the host: " + replay::printable(r->text);
+  // Advice can only make the joiner wait (never send sooner than it would have), and not too long.
+  if (r->reason == RefuseReason::busy) {
+    const Duration wait = std::clamp(Duration(std::chrono::milliseconds(r->retry_ms)), Duration(config_.hello_every), k_busy_wait_at_most);
+    sent(now, std::max(next_send(), now + wait));
+  }
 }
 
 void PeerProtocol::handle_challenge(const Challenge& c, Instant now) {

@@ -63,11 +63,11 @@ struct PathChallengeCounts {
   std::uint64_t withheld = 0;
 };
 
-/// State transfers the host serves at once (late joiners, spectators, resyncs): a joiner admitted
-/// while all are under way is refused as busy. Of those at most so many go to spectators, to one
-/// address (an IPv6 /48) and to one token; a joiner beyond these waits its turn. Reclaims have one
-/// transfer of their own beside these, so that no holder of a credential can keep a late player or
-/// a crashed player from its slot by taking its state slowly.
+/// State transfers the host serves at once (late joiners, spectators, resyncs), and of those at
+/// most so many to spectators, to one address (an IPv6 /48) and to one token: a joiner beyond any
+/// of them is refused as busy. Reclaims have one transfer of their own beside these, so that no
+/// holder of a credential can keep a late player or a crashed player from its slot by taking its
+/// state slowly.
 inline constexpr std::size_t k_max_state_transfers = 4;
 inline constexpr std::size_t k_max_spectator_transfers = 2;
 inline constexpr std::size_t k_max_transfers_per_address = 2;
@@ -209,11 +209,8 @@ class HostProtocol final : public LockstepProtocol {
     std::size_t reclaims = 0, others = 0, spectators = 0, same_address = 0, same_token = 0;
   };
   [[nodiscard]] TransferCounts transfer_counts(const TransferAsk& ask, const Connection* self) const;
-  /// Every transfer `ask` could have is under way: a joiner admitted now would wait for long, so
-  /// it is refused (busy).
-  [[nodiscard]] bool transfers_full(const TransferAsk& ask) const;
-  /// Whether `ask` may start a transfer now beside those under way (`self` not counted); a joiner
-  /// beyond a spectator's, an address's or a token's limit waits its turn.
+  /// Whether `ask` may start a transfer now beside those under way (`self` not counted): a joiner
+  /// without one is refused (busy), a resync waits its turn.
   [[nodiscard]] bool transfer_room(const TransferAsk& ask, const Connection* self) const;
   void start_transfers(Instant now);
   void send_state(Connection& c, Instant now);

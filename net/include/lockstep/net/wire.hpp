@@ -97,8 +97,9 @@ constexpr std::size_t header_bytes(MessageType type) { return is_sealed(type) ? 
 
 enum class Role : std::uint8_t { player = 0, spectator = 1 };
 
-/// Why a host refuses. *busy* alone is not final: the joiner may try again after the refusal's
-/// retry_ms, with the same connect.
+/// Why a host refuses. A *busy* refusal in clear is advice: the joiner tries again after its
+/// retry_ms with the same connect. A sealed one (after the key work) ends the joiner, whose key is
+/// spent; it may start again after retry_ms.
 enum class RefuseReason : std::uint8_t { version = 1, full = 2, started = 3, key = 4, busy = 5 };
 
 /// What a joiner proves it may join with (net/PROTOCOL.md, "Credentials").
