@@ -92,6 +92,24 @@ std::pair<std::string, int> fill_temporary(const std::string& folder, const std:
   return {{}, EEXIST};
 }
 
+/// Moves `temporary` to `path` unless anything is there, a dangling link included: 0, or errno's
+/// value (EEXIST when something is). renameat2(2)'s RENAME_NOREPLACE does it in one step; where the
+/// file system or the kernel lacks it, link(2) does (which some file systems, vfat and many FUSE
+/// ones, lack in turn), and the temporary goes.
+int move_unless_taken(const std::string& temporary, const std::string& path) {
+#ifdef RENAME_NOREPLACE
+  if (::renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) {
+    const int failed = errno;
+    ::unlink(temporary.c_str());
+    return failed;
+  }
+#endif
+  const int failed = ::link(temporary.c_str(), path.c_str()) == 0 ? 0 : errno;
+  ::unlink(temporary.c_str());
+  return failed;
+}
+
 const char* kind_of(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO";
@@ -125,13 +143,9 @@ Status write_secret_file(const std::string& path, std::span<const std::byte> byt
       ::unlink(temporary.c_str());
       return cannot(failed);
     }
-  } else {
-    // link(2) fails when anything is at `path`, a dangling link included; the temporary then goes.
-    const bool linked = ::link(temporary.c_str(), path.c_str()) == 0;
-    const int failed = errno;
-    ::unlink(temporary.c_str());
-    if (!linked && failed == EEXIST) return fail("'", path, "' exists: a ", what, " is never written over another file");
-    if (!linked) return cannot(failed);
+  } else if (const int failed = move_unless_taken(temporary, path); failed != 0) {
+    if (failed == EEXIST) return fail("'", path, "' exists: a ", what, " is never written over another file");
+    return cannot(failed);
   }
   sync_folder(folder);
   return {};
