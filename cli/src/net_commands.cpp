@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <span>
 
 #include "lockstep/cli/command.hpp"
 #include "lockstep/cli/detail/local_invites.hpp"
@@ -141,6 +142,11 @@ net::Invite checked_invite(const std::string& code, net::Role role) {
 /// The invite of `--invite` or `--invite-file`, checked against the role it is used for.
 std::optional<net::Invite> invite_of(const JoinFlags& o, net::Role role) {
   std::string code = o.invite;
+  // The copy of the code is wiped however this ends (a bad code throws).
+  struct Wiped {
+    std::string& text;
+    ~Wiped() { net::wipe_secret(std::as_writable_bytes(std::span(text.data(), text.size()))); }
+  } wiped{code};
   if (!o.invite_file.empty()) {
     // An invite file is as secret as the code: owner-only, never read through a link.
     Result<std::vector<std::byte>> bytes = net::read_secret_file(o.invite_file, 4096);

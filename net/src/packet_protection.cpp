@@ -82,6 +82,11 @@ KeyExchangePair::KeyExchangePair(std::span<const std::byte, k_key_exchange_bytes
   crypto_kx_seed_keypair(as_uchar(public_.data()), as_uchar(secret_.data()), as_uchar(seed.data()));
 }
 
+KeyExchangePair::KeyExchangePair(std::array<std::byte, k_key_exchange_bytes>&& seed)
+    : KeyExchangePair(std::span<const std::byte, k_key_exchange_bytes>(seed)) {
+  sodium_memzero(seed.data(), seed.size());
+}
+
 KeyExchangePair::~KeyExchangePair() { sodium_memzero(secret_.data(), secret_.size()); }
 
 void ConnectionKeys::wipe() {
@@ -130,6 +135,20 @@ std::optional<ConnectionKeys> ConnectionKeys::for_joiner(const KeyExchangePair& 
     return std::nullopt;
   }
   keys.mix(secret);
+  return keys;
+}
+
+std::optional<ConnectionKeys> ConnectionKeys::for_joiner(const KeyExchangePair& own, const PublicKey& host,
+                                                         CredentialSecret&& secret) {
+  std::optional<ConnectionKeys> keys = for_joiner(own, host, std::as_const(secret));
+  sodium_memzero(secret.data(), secret.size());
+  return keys;
+}
+
+std::optional<ConnectionKeys> ConnectionKeys::for_host(const KeyExchangePair& own, const PublicKey& joiner,
+                                                       CredentialSecret&& secret) {
+  std::optional<ConnectionKeys> keys = for_host(own, joiner, std::as_const(secret));
+  sodium_memzero(secret.data(), secret.size());
   return keys;
 }
 

@@ -66,6 +66,9 @@ class KeyExchangePair {
   /// fixed one in a test), fresh for every connection (a pair used twice gives a connection the
   /// keys of another, whose packet numbers start again at 0), and wipes it afterwards.
   explicit KeyExchangePair(std::span<const std::byte, k_key_exchange_bytes> seed);
+  /// As above, from a seed held by a temporary (what a random source returned), which is wiped
+  /// once the pair is made.
+  explicit KeyExchangePair(std::array<std::byte, k_key_exchange_bytes>&& seed);
   ~KeyExchangePair();
   KeyExchangePair(const KeyExchangePair&) = delete;
   KeyExchangePair& operator=(const KeyExchangePair&) = delete;
@@ -92,6 +95,9 @@ class ConnectionKeys {
   /// The host's keys, from its own pair, the joiner's public key and the credential's secret.
   static std::optional<ConnectionKeys> for_host(const KeyExchangePair& own, const PublicKey& joiner,
                                                 const CredentialSecret& secret);
+  /// As above, with a secret held by a temporary (traffic_secret's), which is wiped once used.
+  static std::optional<ConnectionKeys> for_joiner(const KeyExchangePair& own, const PublicKey& host, CredentialSecret&& secret);
+  static std::optional<ConnectionKeys> for_host(const KeyExchangePair& own, const PublicKey& joiner, CredentialSecret&& secret);
 
   ConnectionKeys(ConnectionKeys&& other) noexcept;
   ConnectionKeys& operator=(ConnectionKeys&& other) noexcept;
