@@ -6,6 +6,10 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <string>
+#include <string_view>
+
+#include <sodium.h>
 
 #include "lockstep/engine/rng.hpp"
 #include "lockstep/net/invite_code.hpp"
@@ -26,6 +30,53 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 namespace {
+
+/// While it lives, libsodium's random source is a fixed stream (splitmix64 from 0) that counts the
+/// bytes it gives; after, libsodium's own again.
+class ReplacedRandomSource {
+ public:
+  ReplacedRandomSource() : before_(randombytes_implementation_name()) {
+    restart();
+    randombytes_set_implementation(&implementation_);
+  }
+  ~ReplacedRandomSource() {
+    randombytes_set_implementation(before_ == std::string_view("sysrandom") ? &randombytes_sysrandom_implementation
+                                                                             : &randombytes_internal_implementation);
+  }
+  ReplacedRandomSource(const ReplacedRandomSource&) = delete;
+  ReplacedRandomSource& operator=(const ReplacedRandomSource&) = delete;
+
+  void restart() const {
+    state_ = 0;
+    drawn_ = 0;
+  }
+  [[nodiscard]] std::size_t drawn() const { return drawn_; }
+
+ private:
+  static std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  static void buf(void* const out, const std::size_t size) {
+    auto* bytes = static_cast<unsigned char*>(out);
+    for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<unsigned char>(next());
+    drawn_ += size;
+  }
+  static std::uint32_t random() {
+    std::uint32_t v = 0;
+    buf(&v, sizeof v);
+    return v;
+  }
+  static const char* name() { return "lockstep test stream"; }
+
+  inline static std::uint64_t state_ = 0;
+  inline static std::size_t drawn_ = 0;
+  inline static randombytes_implementation implementation_{
+      .implementation_name = name, .random = random, .stir = nullptr, .uniform = nullptr, .buf = buf, .close = nullptr};
+  std::string before_;
+};
 
 net::CredentialSecret secret_of(std::uint8_t first) {
   net::CredentialSecret s{};
@@ -232,6 +283,7 @@ TEST_CASE("a hundred thousand connects with random keys and MACs, under a valid 
   REQUIRE(challenge.ok());
   Rng rng(20261202);
   std::vector<std::byte> d;
+  const std::uint64_t key_work_before = group[0].session->host_protocol()->key_work();
   for (int i = 0; i < 100'000; ++i) {
     net::Connect c;
     c.kind = i % 2 == 0 ? net::CredentialKind::invite : net::CredentialKind::open;
@@ -245,6 +297,8 @@ TEST_CASE("a hundred thousand connects with random keys and MACs, under a valid 
     attacker.send(to, d);
     if (i % 1000 == 999) group.run(group.network().now() + milliseconds(1));
   }
+  group.run(group.network().now() + milliseconds(20));
+  CHECK(group[0].session->host_protocol()->key_work() == key_work_before);
   group.join(net::Role::player, with_invite(secret_of(1), group[0].session->host_protocol()->host_key()), {}, walker_step);
   REQUIRE(group.run(seconds(30)));
   CHECK(group[0].session->result()->outcome == Outcome::finished);
@@ -327,6 +381,20 @@ TEST_CASE("a library host and joiner that set no random source draw their keys f
   CHECK(host_key(0) != host_key(7));
   CHECK(host_key(7) == host_key(7));
   CHECK(host_key(7) != host_key(8));
+  {
+    // With libsodium's source replaced by one that repeats, the key drawn without a seed repeats
+    // too, and comes from what that source gave: libsodium is where it came from. A seeded key
+    // is none of the source's.
+    const ReplacedRandomSource replaced;
+    const net::PublicKey first = host_key(0);
+    CHECK(replaced.drawn() > 0);
+    replaced.restart();
+    CHECK(host_key(0) == first);
+    const net::PublicKey seeded = host_key(7);
+    replaced.restart();
+    CHECK(seeded != first);
+  }
+  CHECK(host_key(0) != host_key(0));  // the real source again
 
   // The joiner's key, as its connect carries it, answering one challenge.
   net::HostProtocolConfig host_protocol_config;
@@ -366,8 +434,9 @@ TEST_CASE("a library host and joiner that set no random source draw their keys f
   CHECK(joiner_key(5) != joiner_key(6));
 }
 
-TEST_CASE("a connect's MAC covers all of it: copies changed in any byte, raced ahead of it from its own address, cost "
-          "no public-key work; and one address has a small share of the host's",
+TEST_CASE("a connect changed in any byte (header, credential kind, nonce, cookie, key, sealed part, tag or MAC), raced "
+          "ahead of it from its own address, costs no public-key work and draws at most a challenge; and one address "
+          "has a small share of the host's",
           "[net][session][crypto][hostile]") {
   VirtualSessions<WalkerSim> group;
   REQUIRE(group.host({3, 1000}, 5, invited_host(120), {}, walker_step).ok());
@@ -402,18 +471,37 @@ TEST_CASE("a connect's MAC covers all of it: copies changed in any byte, raced a
   Attacker one{group.network().open(VirtualSessions<WalkerSim>::address(1), {}), {}};
   testing::HandJoiner player(501, net::Role::player, {net::CredentialKind::invite, secret_of(1), host_key, {}});
   const std::vector<std::byte> genuine = connect_of(player, one);
-  const std::size_t sealed_from = net::connect_sealed_offset(net::CredentialKind::invite);
-  for (std::size_t at = sealed_from; at < genuine.size(); ++at) {  // the sealed part, its tag, the MAC
-    std::vector<std::byte> changed = genuine;
-    changed[at] ^= std::byte{0x10};
-    one.send(to, changed);
+  const net::HostProtocol& host = *group[0].session->host_protocol();
+  const std::uint64_t key_work_before = host.key_work();
+  // Each byte, each of its bits alone and all of them at once: every copy is dropped (counted) or,
+  // where the nonce or the cookie changed, challenged again with a cookie for what it says; none
+  // costs key work or draws more than a challenge no larger than itself.
+  std::size_t challenged = 0;
+  for (std::size_t at = 0; at < genuine.size(); ++at) {
+    for (const int flip : {0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0xFF}) {
+      INFO("byte " << at << " xor " << flip);
+      std::vector<std::byte> changed = genuine;
+      changed[at] ^= static_cast<std::byte>(flip);
+      const std::uint64_t dropped_before = drops.total();
+      one.send(to, changed);
+      after(milliseconds(1));
+      one.drain();
+      CHECK(host.key_work() == key_work_before);
+      CHECK(one.received.size() + (drops.total() - dropped_before) == 1);
+      for (const std::vector<std::byte>& answer : one.received) {
+        CHECK(net::read_header(answer)->type == net::MessageType::challenge);
+        CHECK(answer.size() <= changed.size());
+        CHECK(at >= net::k_header_bytes + 1);  // only a changed nonce or cookie is challenged
+        CHECK(at < net::k_header_bytes + 1 + 8 + net::k_cookie_bytes);
+        ++challenged;
+      }
+      one.received.clear();
+    }
   }
-  after(milliseconds(20));
-  CHECK(drops[net::DropReason::unauthenticated] == genuine.size() - sealed_from);
+  CHECK(challenged == 9 * (8 + net::k_cookie_bytes));
   CHECK(drops[net::DropReason::busy] == 0);
-  one.drain();
-  CHECK(one.received.empty());  // nothing answered
-  one.send(to, genuine);        // and the address's share is whole: the genuine one is admitted
+  CHECK(host.key_work() == key_work_before);
+  one.send(to, genuine);  // and the address's share is whole: the genuine one is admitted
   after(milliseconds(20));
   CHECK(welcomed(player, one));
 
