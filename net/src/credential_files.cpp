@@ -103,7 +103,10 @@ Result<TokenKey> read_token_key(const std::string& path) {
   TokenKey key{};
   const bool ok = lines->size() == 2 && (*lines)[0] == k_key_first_line && hex_line((*lines)[1], "key", key);
   for (std::string& line : *lines) sodium_memzero(line.data(), line.size());
-  if (!ok) return fail("'", path, "' is not a lockstep token key");
+  if (!ok) {
+    sodium_memzero(key.data(), key.size());  // whatever of it was decoded before the refusal
+    return fail("'", path, "' is not a lockstep token key");
+  }
   return key;
 }
 
@@ -152,7 +155,10 @@ Result<ConnectToken> read_connect_token(const std::string& path) {
     token.grant.client_id = client;
   }
   for (std::string& line : *lines) sodium_memzero(line.data(), line.size());
-  if (!ok) return fail("'", path, "' is not a lockstep connect token");
+  if (!ok) {
+    sodium_memzero(token.secret.data(), token.secret.size());  // whatever of it was decoded
+    return fail("'", path, "' is not a lockstep connect token");
+  }
   return token;
 }
 

@@ -63,6 +63,7 @@ Result<Reclaim> parse(std::string_view text, const std::string& path) {
   Reclaim r;
   if (!lines || (*lines)[0] != k_first_line || !hex_line((*lines)[1], "session", r.session) ||
       !slot_line((*lines)[2], r.slot) || !hex_line((*lines)[3], "key", r.key) || r.key == 0) {
+    sodium_memzero(&r.key, sizeof r.key);  // whatever of it was decoded before the refusal
     return fail("'", path, "' is not a lockstep reconnect key");
   }
   return r;
