@@ -34,6 +34,20 @@ WalkerInput busy_input(std::uint32_t slot, std::uint64_t tick) {
   return WalkerInput{static_cast<std::int8_t>((tick + slot) % 2 == 0 ? 1 : -1)};
 }
 
+/// The same input every tick (slot 0 right, slot 1 left, any other neutral): a predictor that
+/// repeats the last input is never wrong.
+WalkerInput steady_input(std::uint32_t slot, std::uint64_t) {
+  return WalkerInput{static_cast<std::int8_t>(slot == 0 ? 1 : slot == 1 ? -1 : 0)};
+}
+
+/// The hash of the state `session` shows when it is a predicted one (ahead of its confirmed tick),
+/// once per tick shown, as (tick, hash).
+void note_predicted(const net::Session<WalkerSim>& session, std::vector<std::pair<std::uint64_t, std::uint64_t>>& shown) {
+  if (!session.welcomed() || session.present_tick() <= session.tick()) return;
+  if (!shown.empty() && shown.back().first == session.present_tick()) return;
+  shown.emplace_back(session.present_tick(), canonical_hash(session.present_tick(), *session.state()));
+}
+
 std::vector<net::ProtocolEvent> events_of(VirtualSessions<WalkerSim>::Participant& p) {
   std::vector<net::ProtocolEvent> out;
   for (net::ProtocolEvent e; p.session->poll_event(e);) out.push_back(e);
@@ -453,4 +467,53 @@ TEST_CASE("a slot reclaimed again and again does not run the host out of connect
   CHECK(reclaims == k_reclaims);
   CHECK(group[current].session->stats().playing_ms.has_value());
   CHECK(group.agree());
+}
+
+TEST_CASE("a late player's and a resynced player's predicted copies start from the state each received: with inputs "
+          "a predictor cannot get wrong, every predicted state shown is the host's state of that tick",
+          "[net][session][late][resync][prediction]") {
+  const bool resync = GENERATE(false, true);
+  INFO((resync ? "resynced at tick 300" : "joined at tick 300"));
+  VirtualSessions<WalkerSim> group;
+  net::HostConfig host = host_config(900);
+  host.prediction_window = 8;
+  host.resync = resync;
+  if (!resync) host.start_with = 2;
+  const net::NetSimConfig network = predicting_network({}, 8);
+  REQUIRE(group.host({3, 1000}, 5, host, network, steady_input).ok());
+  group.join(net::Role::player, join_config(), network, steady_input);
+  std::optional<std::size_t> watched;
+  if (resync) {
+    watched = group.join(net::Role::player, join_config(), network, steady_input);
+    group[*watched].session->debug_perturb(300, [](WalkerSim& sim) {
+      std::vector<WalkerInput> push = {WalkerInput{1}, WalkerInput{1}, WalkerInput{1}};
+      (void)sim.step(push);  // one extra step: a state no one else has
+    });
+  }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> shown;
+  std::optional<std::uint64_t> rollbacks_before;  // when the state was received
+  REQUIRE(group.run(seconds(60), [&](Instant) {
+    if (!watched && group[0].session->tick() >= 300) {
+      watched = group.join(net::Role::player, join_config(), network, steady_input);
+    }
+    // From the state received on (a resynced player's predictions before it are of its own
+    // diverged state, and found wrong).
+    if (!watched || (resync && group[*watched].session->resyncs() == 0)) return;
+    if (!rollbacks_before) rollbacks_before = group[*watched].session->stats().rollbacks;
+    note_predicted(*group[*watched].session, shown);
+  }));
+  REQUIRE(watched);
+  const auto& host_side = group[0];
+  INFO(shown.size() << " predicted states shown");
+  REQUIRE(shown.size() >= 100);
+  CHECK(shown.front().first > 300);
+  for (const auto& [tick, hash] : shown) {
+    INFO("tick " << tick);
+    REQUIRE(tick >= host_side.first_tick);
+    REQUIRE(tick - host_side.first_tick < host_side.hashes.size());
+    CHECK(hash == host_side.hashes[tick - host_side.first_tick]);
+  }
+  REQUIRE(rollbacks_before);
+  CHECK(group[*watched].session->stats().rollbacks == *rollbacks_before);  // never wrong since, so never rolled back
+  for (std::size_t i = 0; i < group.size(); ++i) CHECK(group[i].session->result()->hash == group[0].session->result()->hash);
 }

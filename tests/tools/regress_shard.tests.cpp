@@ -100,7 +100,7 @@ TEST_CASE("a scheduler's shard that is not whole is refused, naming the variable
   }
 }
 
-TEST_CASE("the shards of any set of names cover each name once, and adding names moves none", "[tools][regress][shard]") {
+TEST_CASE("the shards of any set of names cover each name once, and spread them", "[tools][regress][shard]") {
   std::vector<std::string> names;
   for (int i = 0; i < 1000; ++i) names.push_back("case-" + std::to_string(i) + ".lsr");
   for (std::uint64_t count : {1u, 2u, 4u, 16u}) {
@@ -125,7 +125,8 @@ TEST_CASE("the shards of any set of names cover each name once, and adding names
   }
 }
 
-TEST_CASE("regress --shard and every scheduler's variables run the same shares, which together are the whole run",
+TEST_CASE("regress --shard and every scheduler's variables run the same shares, which together are the whole run, "
+          "and cases added later move none of the others to another shard",
           "[tools][regress][shard]") {
   TempDir dir;
   for (int i = 0; i < 12; ++i) {
@@ -140,6 +141,7 @@ TEST_CASE("regress --shard and every scheduler's variables run the same shares, 
   REQUIRE(all.size() == 12);
 
   std::multiset<std::string> joined;
+  std::vector<std::vector<std::string>> shard_lines;
   for (int i = 0; i < 4; ++i) {
     const std::string shard = std::to_string(i) + "/4";
     const ProcessResult flagged = regress({}, {"--shard", shard, dir.path()});
@@ -148,6 +150,7 @@ TEST_CASE("regress --shard and every scheduler's variables run the same shares, 
     CHECK(flagged.err.empty());
     const std::vector<std::string> lines = flagged.lines();
     joined.insert(lines.begin(), lines.end() - 1);
+    shard_lines.emplace_back(lines.begin(), lines.end() - 1);
     const ProcessResult slurm = regress(
         {"SLURM_ARRAY_TASK_ID=" + std::to_string(i + 1), "SLURM_ARRAY_TASK_MIN=1", "SLURM_ARRAY_TASK_COUNT=4"}, {dir.path()});
     CHECK(slurm.out == flagged.out);
@@ -165,6 +168,26 @@ TEST_CASE("regress --shard and every scheduler's variables run the same shares, 
     CHECK(std::filesystem::exists(status.file("understood")));
   }
   CHECK(joined == all);
+
+  // Twelve cases more: each of the first twelve is still in the shard it was in, so a farm that
+  // grows keeps each old case on the same node (its history there stays comparable).
+  for (int i = 12; i < 24; ++i) {
+    std::ofstream(dir.file("ball-" + std::to_string(i) + ".golden"))
+        << "scene ball\nseed " << i << "\nticks 20\ninputs bots\n";
+  }
+  REQUIRE(regress({}, {"--update", dir.path()}).exit_code == 0);
+  std::size_t new_cases = 0;
+  for (int i = 0; i < 4; ++i) {
+    const std::string shard = std::to_string(i) + "/4";
+    const ProcessResult grown = regress({}, {"--shard", shard, dir.path()});
+    INFO(shard << ": " << grown.out << grown.err);
+    REQUIRE(grown.exit_code == 0);
+    const std::vector<std::string> lines = grown.lines();
+    const std::multiset<std::string> now(lines.begin(), lines.end() - 1);
+    for (const std::string& line : shard_lines[static_cast<std::size_t>(i)]) CHECK(now.count(line) == 1);
+    new_cases += now.size() - shard_lines[static_cast<std::size_t>(i)].size();
+  }
+  CHECK(new_cases == 12);
 
   const ProcessResult bad = regress({}, {"--shard", "4/4", dir.path()});
   CHECK(bad.exit_code == 2);
