@@ -136,7 +136,8 @@ TEST_CASE("a third player joins a session of two under way at tick 600, through 
   const net::NetStats stats = third.session->stats();
   CHECK(stats.state_bytes > 0);
   REQUIRE(stats.caught_up_ms);
-  // The late player's predicted copy starts from the state it received, and predicts from there.
+  // With prediction every participant predicts and rolls back, the late player too (that its
+  // predicted copy starts from the state it received is the test of steady inputs below).
   if (window > 0) {
     for (std::size_t i = 0; i < group.size(); ++i) check_predicted(group[i].session->stats(), window);
   }
@@ -230,8 +231,7 @@ TEST_CASE("a reconnect key is good for its own session and slot only", "[net][se
 }
 
 TEST_CASE("resyncing: a perturbed player gets the host's state and goes on, every participant leaves "
-          "evidence, and all end on one hash; with prediction too, the perturbed player's predicted copy "
-          "rebuilt from the host's state",
+          "evidence, and all end on one hash; with prediction too, every player predicting and rolling back",
           "[net][session][resync][prediction]") {
   lockstep::testing::TempDir dir;
   VirtualSessions<WalkerSim> group;
