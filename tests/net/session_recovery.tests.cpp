@@ -474,17 +474,23 @@ TEST_CASE("a late player's and a resynced player's predicted copies start from t
           "[net][session][late][resync][prediction]") {
   const bool resync = GENERATE(false, true);
   INFO((resync ? "resynced at tick 300" : "joined at tick 300"));
+  // A resync leaves every participant's evidence of the desync: here, not in the folder the tests
+  // run in.
+  lockstep::testing::TempDir dir;
   VirtualSessions<WalkerSim> group;
   net::HostConfig host = host_config(900);
   host.prediction_window = 8;
   host.resync = resync;
+  host.evidence_dir = dir.path();
   if (!resync) host.start_with = 2;
+  net::JoinConfig join = join_config();
+  join.evidence_dir = dir.path();
   const net::NetSimConfig network = predicting_network({}, 8);
   REQUIRE(group.host({3, 1000}, 5, host, network, steady_input).ok());
-  group.join(net::Role::player, join_config(), network, steady_input);
+  group.join(net::Role::player, join, network, steady_input);
   std::optional<std::size_t> watched;
   if (resync) {
-    watched = group.join(net::Role::player, join_config(), network, steady_input);
+    watched = group.join(net::Role::player, join, network, steady_input);
     group[*watched].session->debug_perturb(300, [](WalkerSim& sim) {
       std::vector<WalkerInput> push = {WalkerInput{1}, WalkerInput{1}, WalkerInput{1}};
       (void)sim.step(push);  // one extra step: a state no one else has
@@ -494,10 +500,10 @@ TEST_CASE("a late player's and a resynced player's predicted copies start from t
   std::optional<std::uint64_t> rollbacks_before;  // when the state was received
   REQUIRE(group.run(seconds(60), [&](Instant) {
     if (!watched && group[0].session->tick() >= 300) {
-      watched = group.join(net::Role::player, join_config(), network, steady_input);
+      watched = group.join(net::Role::player, join, network, steady_input);
     }
     // From the state received on (a resynced player's predictions before it are of its own
-    // diverged state, and found wrong).
+    // diverged state, which the host never had).
     if (!watched || (resync && group[*watched].session->resyncs() == 0)) return;
     if (!rollbacks_before) rollbacks_before = group[*watched].session->stats().rollbacks;
     note_predicted(*group[*watched].session, shown);

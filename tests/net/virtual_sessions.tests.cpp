@@ -361,47 +361,67 @@ TEST_CASE("before the cookie returns, no answer is larger than the datagram that
   VirtualSessions<WalkerSim> group;
   REQUIRE(group.host({2, 1000}, 5, host_config(100)).ok());
   RawJoiner raw{group.network().open(VirtualSessions<WalkerSim>::address(9), {}), {}};
-  std::vector<std::size_t> asked;
-  std::vector<std::byte> hello;
-  net::write_hello(hello, {net::MessageType::hello, 0, 0}, {77});
+  HandJoiner joiner(77);
+  const std::vector<std::byte> hello = joiner.hello();
   std::vector<std::byte> refusal;
   net::write_version_refusal(refusal);
-  // One at a time, each answer paired with what asked for it: hellos of other versions at every
-  // length, then one of this version.
-  std::size_t refusals = 0;
-  const auto ask = [&](const std::vector<std::byte>& datagram) {
+  // One datagram at a time, the network run on until the host has long answered it: whatever
+  // arrives then answers that datagram and no other, so each answer is weighed against its own
+  // request (not against the largest request sent).
+  const auto answers_to = [&](const std::vector<std::byte>& datagram) {
+    raw.received.clear();
     raw.send(datagram);
     group.run(group.network().now() + milliseconds(20));
     raw.drain();
     INFO("asked with " << datagram.size() << " bytes");
     CHECK(raw.received.size() <= 1);
-    for (const std::vector<std::byte>& answer : raw.received) {
-      CHECK(answer.size() <= datagram.size());
-      const net::Decoded<net::Header> h = net::read_header(answer);
-      REQUIRE(h.ok());
-      if (h->type == net::MessageType::refuse) {
-        ++refusals;
-        CHECK(net::read_refuse(answer)->reason == net::RefuseReason::version);
-        CHECK(datagram.size() >= refusal.size());  // refusals only to hellos at least as large
-      }
-    }
-    const bool answered = !raw.received.empty();
-    raw.received.clear();
-    return answered;
+    for (const std::vector<std::byte>& answer : raw.received) CHECK(answer.size() <= datagram.size());
+    return raw.received;
   };
+  const auto is_challenge = [](const std::vector<std::byte>& answer) {
+    const net::Decoded<net::Header> h = net::read_header(answer);
+    return h.ok() && h->type == net::MessageType::challenge;
+  };
+
+  // Hellos of another version at every length: a version refusal answers exactly those at least
+  // as large as the refusal, and nothing else answers any of them.
+  std::size_t headers = 0;
+  std::size_t shorts = 0;
   for (std::size_t n = 4; n <= hello.size(); ++n) {
     std::vector<std::byte> other(hello.begin(), hello.begin() + static_cast<long>(n));
     other[2] = std::byte{9};  // protocol version 9
-    ask(other);
-    asked.push_back(n);
+    INFO(n << " bytes of a hello of version 9");
+    const std::vector<std::vector<std::byte>> answers = answers_to(other);
+    CHECK(answers.size() == (n >= refusal.size() ? 1u : 0u));
+    for (const std::vector<std::byte>& answer : answers) {
+      CHECK(answer == refusal);
+      CHECK(net::read_refuse(answer)->reason == net::RefuseReason::version);
+    }
+    ++(n >= net::k_header_bytes ? headers : shorts);
   }
-  CHECK(ask(hello));  // this version's hello: its challenge
-  const auto count_from = [&](std::size_t least) {
-    return static_cast<std::size_t>(std::count_if(asked.begin(), asked.end(), [&](std::size_t n) { return n >= least; }));
-  };
-  CHECK(refusals == count_from(refusal.size()));
-  CHECK(group[0].session->protocol().drops()[net::DropReason::bad_version] == count_from(net::k_header_bytes));
-  CHECK(group[0].session->protocol().drops()[net::DropReason::short_datagram] == asked.size() - count_from(net::k_header_bytes));
+  CHECK(group[0].session->protocol().drops()[net::DropReason::bad_version] == headers);
+  CHECK(group[0].session->protocol().drops()[net::DropReason::short_datagram] == shorts);
+
+  // Hellos of this version cut short: none is answered (only a whole hello pays for its challenge).
+  for (std::size_t n = 4; n < hello.size(); ++n) {
+    INFO(n << " bytes of a hello of this version");
+    CHECK(answers_to(std::vector<std::byte>(hello.begin(), hello.begin() + static_cast<long>(n))).empty());
+  }
+
+  // A whole hello of this version: its challenge.
+  const std::vector<std::vector<std::byte>> challenged = answers_to(hello);
+  REQUIRE(challenged.size() == 1);
+  CHECK(is_challenge(challenged[0]));
+
+  // A connect whose cookie is not the host's (so the cookie has still not returned): a challenge
+  // again, no larger than the connect.
+  std::vector<std::byte> wrong_cookie = challenged[0];
+  wrong_cookie[net::k_header_bytes + 8] ^= std::byte{1};  // the cookie's first byte, after the nonce
+  const std::optional<std::vector<std::byte>> connect = joiner.connect(wrong_cookie);
+  REQUIRE(connect);
+  const std::vector<std::vector<std::byte>> rechallenged = answers_to(*connect);
+  REQUIRE(rechallenged.size() == 1);
+  CHECK(is_challenge(rechallenged[0]));
 }
 
 TEST_CASE("no forged datagram, not even one far ahead from the player's own address, moves or locks out a player",

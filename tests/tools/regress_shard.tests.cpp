@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -49,6 +50,50 @@ ProcessResult regress(const std::vector<std::string>& variables, const std::vect
   command.push_back("regress");
   command.insert(command.end(), args.begin(), args.end());
   return run_process("/usr/bin/env", command);
+}
+
+/// `prefix` + i + `suffix` for i in [from, to).
+std::vector<std::string> numbered(const std::string& prefix, const std::string& suffix, int from, int to) {
+  std::vector<std::string> names;
+  for (int i = from; i < to; ++i) names.push_back(prefix + std::to_string(i) + suffix);
+  return names;
+}
+
+/// `n` distinct names of 1 to 40 bytes, any byte but NUL, from a fixed `seed` (splitmix64).
+std::vector<std::string> odd_names(std::size_t n, std::uint64_t seed) {
+  std::set<std::string> names;
+  std::uint64_t state = seed;
+  const auto next = [&] {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+  };
+  while (names.size() < n) {
+    std::string name(1 + next() % 40, ' ');
+    for (char& c : name) c = static_cast<char>(1 + next() % 255);
+    names.insert(name);
+  }
+  return {names.begin(), names.end()};
+}
+
+/// Each name's shard of `count`, asking in_shard of every name in `names` order: a name in no
+/// shard or in two fails here.
+std::map<std::string, std::uint64_t> shards_of(const std::vector<std::string>& names, std::uint64_t count) {
+  std::map<std::string, std::uint64_t> shards;
+  for (const std::string& name : names) {
+    std::optional<std::uint64_t> found;
+    for (std::uint64_t i = 0; i < count; ++i) {
+      if (!in_shard(name, {i, count})) continue;
+      INFO("'" << name << "' is in shard " << i << " of " << count);
+      CHECK_FALSE(found.has_value());
+      found = i;
+    }
+    INFO("'" << name << "' of " << count << " shards");
+    CHECK(found.has_value());
+    if (found) shards[name] = *found;
+  }
+  return shards;
 }
 
 }  // namespace
@@ -100,27 +145,37 @@ TEST_CASE("a scheduler's shard that is not whole is refused, naming the variable
   }
 }
 
-TEST_CASE("the shards of any set of names cover each name once, and spread them", "[tools][regress][shard]") {
-  std::vector<std::string> names;
-  for (int i = 0; i < 1000; ++i) names.push_back("case-" + std::to_string(i) + ".lsr");
-  for (std::uint64_t count : {1u, 2u, 4u, 16u}) {
-    INFO(count << " shards");
-    std::map<std::string, int> hits;
-    std::vector<int> sizes(count);
-    for (std::uint64_t i = 0; i < count; ++i) {
-      for (const std::string& name : names) {
-        if (in_shard(name, {i, count})) {
-          ++hits[name];
-          ++sizes[i];
+TEST_CASE("the shards of any set of names cover each name once, spread them, and adding names moves none",
+          "[tools][regress][shard]") {
+  // Names of the shapes a folder of cases has: flat, in folders, and odd (any byte a path may hold).
+  const std::vector<std::vector<std::string>> sets = {
+      numbered("case-", ".lsr", 0, 1000), numbered("scenes/ball/seed-", ".golden", 0, 1000), odd_names(1000, 7)};
+  const std::vector<std::vector<std::string>> added = {
+      numbered("case-", ".lsr", 1000, 1500), numbered("scenes/walkers/seed-", ".golden", 0, 300), odd_names(700, 8)};
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    for (std::uint64_t count : {1u, 2u, 3u, 4u, 7u, 16u, 100u}) {
+      INFO("set " << s << ", " << count << " shards");
+      const std::map<std::string, std::uint64_t> before = shards_of(sets[s], count);
+      REQUIRE(before.size() == sets[s].size());
+      // A spread, not a pile: no shard of 1,000 names is empty, none holds twice its share.
+      if (count <= 16) {
+        std::vector<std::size_t> sizes(count);
+        for (const auto& [name, shard] : before) ++sizes[shard];
+        for (std::size_t size : sizes) {
+          CHECK(size > 0);
+          CHECK(size <= 2 * (sets[s].size() / count));
         }
       }
-    }
-    CHECK(hits.size() == names.size());
-    CHECK(std::all_of(hits.begin(), hits.end(), [](const auto& h) { return h.second == 1; }));
-    // A spread, not a pile: no shard of 1,000 names is empty, none holds twice its share.
-    for (int size : sizes) {
-      CHECK(size > 0);
-      CHECK(size < 2 * static_cast<int>(names.size() / count) + 1);
+      // The grown set, asked in another order (the new names first, the old ones backwards), so
+      // that a shard depending on what else is in the run or on the order asked would show.
+      std::vector<std::string> grown = added[s];
+      grown.insert(grown.end(), sets[s].rbegin(), sets[s].rend());
+      const std::map<std::string, std::uint64_t> after = shards_of(grown, count);
+      REQUIRE(after.size() == grown.size());
+      for (const auto& [name, shard] : before) {
+        INFO(name);
+        CHECK(after.at(name) == shard);
+      }
     }
   }
 }
