@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -134,16 +135,28 @@ void ReplayWriter::UniqueFd::close() {
 
 Status ReplayWriter::write_chunk(ChunkType type, std::uint64_t first, std::uint64_t last,
                                  std::span<const std::byte> payload) {
+  const ChunkOut chunk{type, first, last, payload};
+  return write_chunks({&chunk, 1});
+}
+
+Status ReplayWriter::write_chunks(std::span<const ChunkOut> chunks) {
   if (fd_.get() < 0) return fail("the replay is already closed");
   chunk_.clear();
   ByteWriter w(chunk_);
-  w.u8(static_cast<std::uint8_t>(type));
-  w.varint(payload.size());
-  w.varint(first);
-  w.varint(last - first);
-  w.u32(static_cast<std::uint32_t>(xxh3_64(chunk_) & 0xFFFFFFFFu));
-  w.bytes(payload);
-  w.u32(static_cast<std::uint32_t>(xxh3_64(chunk_) & 0xFFFFFFFFu));
+  for (const ChunkOut& c : chunks) {
+    // Each checksum covers its own chunk's bytes so far, from the chunk's first byte.
+    const std::size_t start = chunk_.size();
+    const auto checksum = [&] {
+      return static_cast<std::uint32_t>(xxh3_64(std::span(chunk_).subspan(start)) & 0xFFFFFFFFu);
+    };
+    w.u8(static_cast<std::uint8_t>(c.type));
+    w.varint(c.payload.size());
+    w.varint(c.first);
+    w.varint(c.last - c.first);
+    w.u32(checksum());
+    w.bytes(c.payload);
+    w.u32(checksum());
+  }
   Status status = write_all(fd_.get(), chunk_.data(), chunk_.size());
   if (status) bytes_written_ += chunk_.size();
   return status;
@@ -205,16 +218,12 @@ Status ReplayWriter::flush() {
   }
   const std::vector<std::byte> phases = phase_hashes_payload(first);
   if (!fits(payload.size(), hashes.size(), phases.size())) return end_at_limit();
-  Status status = write_chunk(ChunkType::inputs, first, last, payload);
-  if (!status) return status;
-  if (!hashes.empty()) {
-    status = write_chunk(ChunkType::hashes, first, last, hashes);
-    if (!status) return status;
-  }
-  if (!phases.empty()) {
-    status = write_chunk(ChunkType::phase_hashes, first, last, phases);
-    if (!status) return status;
-  }
+  std::array<ChunkOut, 3> group{};
+  std::size_t chunks = 0;
+  group[chunks++] = {ChunkType::inputs, first, last, payload};
+  if (!hashes.empty()) group[chunks++] = {ChunkType::hashes, first, last, hashes};
+  if (!phases.empty()) group[chunks++] = {ChunkType::phase_hashes, first, last, phases};
+  if (Status status = write_chunks(std::span(group).first(chunks)); !status) return status;
   pending_inputs_.clear();
   pending_hashes_.clear();
   pending_phases_.clear();

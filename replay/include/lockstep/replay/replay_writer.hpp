@@ -58,8 +58,18 @@ class ReplayWriter {
 
  private:
   ReplayWriter(int fd, const ReplayHeader& header, std::uint64_t max_file_bytes);
+  /// One chunk to write: its type, its ticks and its payload.
+  struct ChunkOut {
+    ChunkType type;
+    std::uint64_t first = 0;
+    std::uint64_t last = 0;
+    std::span<const std::byte> payload;
+  };
   Status write_chunk(ChunkType type, std::uint64_t first, std::uint64_t last,
                      std::span<const std::byte> payload);
+  /// Writes `chunks` in one write, so that a process killed while recording leaves them all or
+  /// none: a chunk of ticks' inputs is never on disk without the hashes that verify them.
+  Status write_chunks(std::span<const ChunkOut> chunks);
   /// Whether chunks with these payload sizes, and then the end record, still fit the limit.
   [[nodiscard]] bool fits(std::size_t payload_a, std::size_t payload_b = 0, std::size_t payload_c = 0) const;
   /// Checks and keeps the checkpoints of `tick` (being added) until its chunk is written.
