@@ -8,16 +8,19 @@
 #   - the hashes the golden cases hold (`lockstep regress` on the target; see heavy_golden);
 #   - a replay recorded natively verifies on the target (from tick 0 and seeking from a
 #     keyframe), and one recorded on the target verifies natively;
-#   - a networked session of a native host and a target peer over loopback UDP ends on one hash
-#     (not wasm32: WebAssembly has no UDP sockets; its build leaves the network out and its `host`
-#     is checked to say so; instead its `info`, `diff` and `export` must print what native's do).
+#   - on s390x and i686, a networked session of a native host and a target peer over loopback UDP
+#     ends on one hash; aarch64, riscv64 and wasm32 (which has no UDP sockets) are built without
+#     the network, and their `host` is checked to say so; wasm32's `info`, `diff` and `export`
+#     must print what native's do.
 # The targets are built without the viewer's server (LOCKSTEP_VIEW_SERVER=OFF), and their `view`
 # is checked to say so.
 # Prints one line per architecture, `<arch>: identical (<N> hashes compared)` or
 # `<arch>: first divergence at tick <T> in <case>`, and exits 1 on any divergence (2 on a bad
 # argument or a failed build).
 #
-# usage: scripts/cross-check.sh [ARCH...]     (default: wasm32 s390x riscv64 aarch64 i686)
+# Each architecture's build and comparison times are printed to stderr.
+#
+# usage: scripts/cross-check.sh [ARCH...]     (default: wasm32 s390x i686 riscv64 aarch64)
 # environment:
 #   LOCKSTEP_NATIVE=PATH        the native lockstep to compare with (default: build/release's,
 #                               built here if missing)
@@ -32,8 +35,9 @@ root=$PWD
 known=(i686 aarch64 riscv64 s390x wasm32)
 archs=("$@")
 # By default wasm32 first (scripts/test.sh built it already, so its comparisons run beside the first
-# cross build), then the slowest under qemu, so that its long comparisons run beside the others' builds.
-[ ${#archs[@]} -eq 0 ] && archs=(wasm32 s390x riscv64 aarch64 i686)
+# cross build), then the slowest under qemu, so that its long comparisons hide i686's build (the
+# longest), then the two short builds without the network.
+[ ${#archs[@]} -eq 0 ] && archs=(wasm32 s390x i686 riscv64 aarch64)
 for arch in "${archs[@]}"; do
   case " ${known[*]} " in
     *" $arch "*) ;;
@@ -64,47 +68,43 @@ if [ -z "${LOCKSTEP_NATIVE:-}" ]; then
 fi
 [ -x "$native" ] || { echo "error: no native lockstep at $native" >&2; exit 2; }
 
-# libsodium for each target, built from Debian 12's own source (the release tarball and Debian's
-# patches, checked against the checksums of Debian's libsodium_1.0.18-1+deb12u1.dsc): Debian has
-# no riscv64 packages in this release, and one way for every target keeps the four alike.
-sodium_pool=http://deb.debian.org/debian/pool/main/libs/libsodium
-sodium_files=(
-  "libsodium_1.0.18.orig.tar.gz d59323c6b712a1519a5daf710b68f5e7fde57040845ffec53850911f10a5d4f4"
-  "libsodium_1.0.18-1+deb12u1.debian.tar.xz f410474e46346b06b162defa05b1be26906aeed6cf309e3d4ebe30b4d1350733"
-)
-fetch_sodium() {  # -> build/cross/sodium-src, patched
-  local dir=build/cross/sodium-download entry name sum
-  [ -f build/cross/sodium-src/.patched ] && return 0
-  mkdir -p "$dir"
-  for entry in "${sodium_files[@]}"; do
-    name=${entry% *} sum=${entry#* }
-    if ! echo "$sum  $dir/$name" | sha256sum -c --quiet >/dev/null 2>&1; then
-      curl -fsS -o "$dir/$name" "$sodium_pool/${name//+/%2B}" ||
-        { echo "error: cannot download $name from $sodium_pool" >&2; exit 2; }
-      echo "$sum  $dir/$name" | sha256sum -c --quiet ||
-        { echo "error: $name does not have the checksum Debian's .dsc gives" >&2; exit 2; }
-    fi
-  done
-  rm -rf build/cross/sodium-src && mkdir -p build/cross/sodium-src
-  tar -xzf "$dir/${sodium_files[0]% *}" -C build/cross/sodium-src --strip-components=1
-  tar -xJf "$dir/${sodium_files[1]% *}" -C build/cross/sodium-src
-  while read -r patch; do
-    [ -n "$patch" ] && patch -s -d build/cross/sodium-src -p1 <"build/cross/sodium-src/debian/patches/$patch"
-  done <build/cross/sodium-src/debian/patches/series
-  # The release is Git's tree, without its configure script: made here, as Debian's build does.
-  (cd build/cross/sodium-src && autoreconf -fi >/dev/null 2>&1) ||
-    { echo "error: cannot make libsodium's configure script (autoconf, automake, libtool)" >&2; exit 2; }
-  touch build/cross/sodium-src/.patched
-}
+# The network (lockstep::net, Boost.Asio, libsodium) is built and its session compared on s390x
+# (64-bit, big-endian) and i686 (32-bit): between them they hold every width and byte order the
+# network code meets, and libsodium 1.0.18's code for aarch64 and riscv64 is the same portable C as
+# s390x's (its only SIMD code is x86's). aarch64 and riscv64 are built without it, as wasm32 is,
+# and their `host` is checked to say so (Debian 12 has no riscv64 packages to take libsodium from).
+net_archs=" s390x i686 "
+builds_network() { [[ "$net_archs" == *" $1 "* ]]; }
 
-build_sodium() {  # arch -> build/cross/<arch>/sodium (static, with its pkg-config file)
-  local arch=$1 prefix=$root/build/cross/$1/sodium work=$root/build/cross/$1/sodium-build
-  [ -f "$prefix/lib/pkgconfig/libsodium.pc" ] && return 0
-  local host=$arch-linux-gnu
-  rm -rf "$work" && mkdir -p "$work"
-  (cd "$work" && "$root/build/cross/sodium-src/configure" --host="$host" --prefix="$prefix" --disable-shared \
-     --enable-static --with-pic CC="$host-gcc-12" CFLAGS="-O2" && make -j "$(nproc)" install)
+# libsodium for those targets: Debian 12's own libsodium-dev for the architecture (the version the
+# build machine's is), unpacked, pinned by checksum. Only its static library, headers and
+# pkg-config file are used; a cross build links statically.
+sodium_pool=http://deb.debian.org/debian/pool/main/libs/libsodium
+sodium_version=1.0.18-1+deb12u1
+declare -A sodium_deb_arch=([s390x]=s390x [i686]=i386)
+declare -A sodium_sha256=(
+  [s390x]=be7643ded23a9f699af1b4c20e4e23930932da3aff57a1f4703f1c4acac96cdf
+  [i686]=4da9bd73b2a5c14abb0d0a2c191b7855051f3a9f5ec3275135acdb1309e7ee86
+)
+fetch_sodium() {  # arch -> build/cross/<arch>/sodium/usr (static library, headers, pkg-config file)
+  local arch=$1 deb_arch=${sodium_deb_arch[$1]} dir=$root/build/cross/sodium-download
+  local name=libsodium-dev_${sodium_version}_${sodium_deb_arch[$1]}.deb prefix=$root/build/cross/$1/sodium
+  [ -f "$prefix/.unpacked-$sodium_version" ] && return 0
+  mkdir -p "$dir"
+  if ! echo "${sodium_sha256[$arch]}  $dir/$name" | sha256sum -c --quiet >/dev/null 2>&1; then
+    curl -fsS -o "$dir/$name" "$sodium_pool/${name//+/%2B}" ||
+      { echo "error: cannot download $name from $sodium_pool" >&2; return 2; }
+    echo "${sodium_sha256[$arch]}  $dir/$name" | sha256sum -c --quiet >/dev/null 2>&1 ||
+      { echo "error: $name does not have the checksum it had when it was pinned" >&2; return 2; }
+  fi
+  rm -rf "$prefix" && mkdir -p "$prefix"
+  dpkg-deb -x "$dir/$name" "$prefix"
+  local libdir=$prefix/usr/lib/$deb_arch-linux-gnu
+  rm -f "$libdir/libsodium.so"  # a link to the shared library, which this package does not hold
+  sed -i "s|^prefix=.*|prefix=$prefix/usr|" "$libdir/pkgconfig/libsodium.pc"
+  touch "$prefix/.unpacked-$sodium_version"
 }
+sodium_pkgconfig() { echo "$root/build/cross/$1/sodium/usr/lib/${sodium_deb_arch[$1]}-linux-gnu/pkgconfig"; }
 
 build_wasm() {  # -> build/wasm/tools/lockstep.js (+ .wasm), run by node; shared with view --static
   ./scripts/build-web-engine.sh build/wasm || exit 2
@@ -114,19 +114,20 @@ build_target() {  # arch -> build/cross/<arch>/tools/lockstep
   local arch=$1 dir=build/cross/$1
   [ "$arch" = wasm32 ] && { build_wasm; return; }
   mkdir -p "$dir"
-  if ! build_sodium "$arch" >"$dir/sodium.log" 2>&1; then
-    tail -n 20 "$dir/sodium.log" >&2
-    echo "error: libsodium for $arch failed to build; see $dir/sodium.log" >&2
-    exit 2
+  local network=(-DLOCKSTEP_NETWORK=OFF) pkg_config=()
+  if builds_network "$arch"; then
+    fetch_sodium "$arch" || exit 2
+    network=(-DLOCKSTEP_NETWORK=ON "-DLOCKSTEP_CROSS_PREFIX=$root/$dir/sodium")
+    pkg_config=("PKG_CONFIG_LIBDIR=$(sodium_pkgconfig "$arch")" PKG_CONFIG_PATH=)
   fi
   rm -f "$dir/CMakeCache.txt"  # the toolchain file is read only when the cache is new
   echo "cross-check: building lockstep for $arch ($dir)" >&2
   # A unity build: each module's sources compiled as one, which halves the time (the headers are
   # parsed once per module, not once per file). The hashes must not care, and they are compared.
   # Without the viewer's server (Boost.Beast, a quarter of the build), which hashes nothing.
-  if ! { PKG_CONFIG_LIBDIR=$root/$dir/sodium/lib/pkgconfig PKG_CONFIG_PATH='' \
-         cmake -S . -B "$dir" --toolchain "$root/cmake/toolchains/$arch-linux-gnu.cmake" \
-           "-DLOCKSTEP_CROSS_PREFIX=$root/$dir/sodium" -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_WERROR=ON \
+  if ! { env "${pkg_config[@]}" \
+         cmake -S . -B "$dir" --toolchain "$root/cmake/toolchains/$arch-linux-gnu.cmake" "${network[@]}" \
+           -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_WERROR=ON \
            -DLOCKSTEP_VIEW_SERVER=OFF &&
          cmake --build "$dir" -j "$(nproc)" --target lockstep; } >"$dir/build.log" 2>&1; then
     tail -n 20 "$dir/build.log" >&2
@@ -252,7 +253,7 @@ compare_commands() {  # wasm32: info, diff, export and regress --jsonl print wha
   echo 0
 }
 
-check_network_absent() {  # wasm32 is built without the network, and says so
+check_network_absent() {  # wasm32, aarch64 and riscv64 are built without the network, and say so
   local out want="error: this lockstep was built without the network (LOCKSTEP_NETWORK=OFF): \`host\` needs UDP sockets"
   out=$("${target[@]}" host --port 0 2>&1 >/dev/null | tail -n 1) || true
   [ "$out" = "$want" ] && echo 0 || echo "divergence 0 host in a build without the network (said '$out')"
@@ -328,9 +329,12 @@ check_float_rules() {  # prints nothing when the rules hold, else what broke
 # time, the build keeps the other core busy).
 [[ " ${archs[*]} " == *" wasm32 "* ]] && ! command -v node >/dev/null &&
   { echo "error: wasm32 needs node (Debian's nodejs, which the emscripten package installs)" >&2; exit 2; }
-[ -n "$(printf '%s\n' "${archs[@]}" | grep -vx wasm32)" ] && fetch_sodium
 declare -A build_pid=()
-start_build() { build_target "$1" & build_pid[$1]=$!; }
+start_build() {  # arch: builds in the background, keeping how long it took in build/cross/<arch>.seconds
+  mkdir -p build/cross
+  { local start=$SECONDS; build_target "$1"; echo $((SECONDS - start)) >"build/cross/$1.seconds"; } &
+  build_pid[$1]=$!
+}
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 start_build "${archs[0]}"
 
@@ -363,6 +367,7 @@ for i in "${!archs[@]}"; do
     continue
   fi
   echo "cross-check: comparing $arch with the native build" >&2
+  compare_start=$SECONDS
 
   # The golden cases, the longest comparison, run beside the others.
   [ "$golden" != 0 ] && { compare_golden >"$work/golden.result" & golden_pid=$!; }
@@ -375,16 +380,18 @@ for i in "${!archs[@]}"; do
   done
   replays=$(compare_replays || echo "divergence 0 replays (a step failed)")
   while IFS= read -r line; do results+=("$line"); done <<<"$replays"
-  if [ "$arch" = wasm32 ]; then
-    results+=("$(check_network_absent)" "$(compare_commands)")
-  else
+  if builds_network "$arch"; then
     results+=("$(compare_session)")
+  else
+    results+=("$(check_network_absent)")
   fi
+  [ "$arch" = wasm32 ] && results+=("$(compare_commands)")
   if [ "$golden" != 0 ]; then
     wait "$golden_pid" || true
     results+=("$(cat "$work/golden.result")")
   fi
 
+  echo "cross-check: $arch built in $(cat "build/cross/$arch.seconds") s (beside the comparisons before it), compared in $((SECONDS - compare_start)) s" >&2
   compared=0 divergence=""
   for r in "${results[@]}"; do
     if [[ "$r" =~ ^[0-9]+$ ]]; then

@@ -17,8 +17,7 @@ packages=(
   g++-12-i686-linux-gnu g++-12-aarch64-linux-gnu g++-12-riscv64-linux-gnu g++-12-s390x-linux-gnu
   qemu-user                      # scripts/cross-check.sh: the same hashes on four other architectures
   emscripten                     # scripts/cross-check.sh wasm32 and view --static: the engine in WebAssembly (with node)
-  curl autoconf automake libtool # scripts/cross-check.sh: Debian's libsodium source, built for each
-  xz-utils patch                 # … unpacked (its Debian patches are a .tar.xz) and patched
+  curl                           # scripts/cross-check.sh: Debian's libsodium-dev for s390x and i386
   chromium                       # tests/browser: the viewer's page in a real headless browser
   python3-junitparser python3-yaml  # tests: regress --junit read by a JUnit parser; the Kubernetes manifests
   munge slurmctld slurmd slurm-client  # tests/cluster: regress as a Slurm job array on a one-node cluster
