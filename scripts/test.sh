@@ -35,9 +35,11 @@ export CMAKE_GENERATOR=${CMAKE_GENERATOR:-Ninja}
 # also built file by file, as users build them, by install_and_consume in the clang build. The
 # tests of packaging, of the pages in Chromium and of the Slurm cluster do not depend on the compiler,
 # and the networked sessions of real processes run in real time (their arithmetic is the engine's,
-# whose every hash the clang build compares with the -O0 binary's): clang's build runs them.
+# whose every hash the clang build compares with the -O0 binary's): clang's build runs them, and
+# builds the benchmark program, which no test runs.
 phase "build: g++ -O0" bash -c "cmake -S . -B build/gcc-debug -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_UNITY_BUILD=ON -DLOCKSTEP_TEST_BEYOND_THE_COMPILER=OFF -DLOCKSTEP_TEST_NETWORK_PROCESSES=OFF -DLOCKSTEP_WERROR=ON && cmake --build build/gcc-debug -j $jobs"
+  -DCMAKE_UNITY_BUILD=ON -DLOCKSTEP_TEST_BEYOND_THE_COMPILER=OFF -DLOCKSTEP_TEST_NETWORK_PROCESSES=OFF \
+  -DLOCKSTEP_BUILD_BENCHMARKS=OFF -DLOCKSTEP_WERROR=ON && cmake --build build/gcc-debug -j $jobs"
 
 # The WebAssembly build (Emscripten) first: the clang build embeds its engine for `view --static`
 # and tests it in Chromium and as an npm package; the cross check compares its hashes.
@@ -48,9 +50,16 @@ phase "build: clang++ -O2" bash -c "cmake -S . -B build/clang-release -DCMAKE_CX
   '-DLOCKSTEP_PEER_LOCKSTEP=$PWD/build/gcc-debug/tools/lockstep' \
   '-DLOCKSTEP_WEB_ENGINE=$PWD/build/wasm/tools/lockstep-web.js' && cmake --build build/clang-release -j $jobs"
 
+slowest_tests() {  # build dir: the eight slowest tests of its last ctest run, for the phase summary
+  awk '/^[0-9]+\/[0-9]+ Testing: / { sub(/^[0-9]+\/[0-9]+ Testing: /, ""); name = $0 }
+       /^Test time = / && name != "" { printf "%8.1f s  %s\n", $4, name; name = "" }' \
+    "$1/Testing/Temporary/LastTest.log" 2>/dev/null | sort -rn | head -n 8
+}
 echo "== tests: g++ -O0"
 phase "tests: g++ -O0" bash -c "cd build/gcc-debug && ctest -j $jobs --output-on-failure"
+echo "== the slowest tests of g++ -O0"; slowest_tests build/gcc-debug
 echo "== tests: clang++ -O2 (with the cross-build comparison against g++ -O0)"
 phase "tests: clang++ -O2" bash -c "cd build/clang-release && ctest -j $jobs --output-on-failure"
+echo "== the slowest tests of clang++ -O2"; slowest_tests build/clang-release
 echo "== cross-architecture check: the same hashes on s390x, riscv64, aarch64, i686 and wasm32"
 phase "cross-architecture check" env LOCKSTEP_NATIVE="$PWD/build/clang-release/tools/lockstep" ./scripts/cross-check.sh

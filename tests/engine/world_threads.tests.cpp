@@ -219,8 +219,11 @@ TEST_CASE("the golden cases hold on 2 threads", "[engine][threads][golden]") {
     REQUIRE(golden.ok());
     if (golden->config.threads != 1) continue;  // held on its own thread count by regress
     golden->config.threads = 2;
-    // The unoptimised build leaves the arenas of 300 bodies and more to the optimised one.
-    if (!lockstep::testing::k_full_size && golden->config.scene == Scene::arena && golden->config.arena.bodies >= 300) continue;
+    // The 1,000-body arena (four fifths of this test's time) is held on 2 threads by the hashes
+    // equal on 1 to 4 threads above and by its own 2-thread golden case; the unoptimised build also
+    // leaves the arenas of 300 bodies to the optimised one.
+    const std::uint32_t max_bodies = lockstep::testing::k_full_size ? 999 : 299;
+    if (golden->config.scene == Scene::arena && golden->config.arena.bodies > max_bodies) continue;
     Result<replay::GoldenOutcome> outcome = replay::run_golden(golden.value(), true);
     INFO(entry.path().filename().string());
     REQUIRE(outcome.ok());
@@ -251,12 +254,12 @@ TEST_CASE("a crowded state fails with the same message on any thread count", "[e
   }
 }
 
-TEST_CASE("every hash of a 1,000-tick, 10,000-body arena is the same on --threads 1, 2, 3 and 4, "
+TEST_CASE("every hash of a 300-tick, 10,000-body arena is the same on --threads 1, 2, 3 and 4, "
           "each in its own process, and a replay recorded on 4 threads verifies on 1",
           "[tools][threads][determinism]") {
   TempDir dir;
   std::string reference;
-  const std::uint64_t ticks = lockstep::testing::scaled(1000, 60);
+  const std::uint64_t ticks = lockstep::testing::scaled(300, 20);
   for (const char* threads : {"1", "2", "3", "4"}) {
     const std::string log = dir.file(std::string("threads-") + threads + ".log");
     const ProcessResult run = run_process(LOCKSTEP_BINARY, {"run", "--bodies", "10000", "--ticks", std::to_string(ticks),
