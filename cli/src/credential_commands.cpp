@@ -83,8 +83,9 @@ void add_credential_commands(CLI::App& app, int* exit_code) {
                                                     "the hosts started with that key");
   token_cmd->add_option("--key", flags->key_file, "The token key file (from keygen)")->required();
   token_cmd->add_option("--role", flags->role, "What the token admits as")->required()->check(CLI::IsMember({"player", "spectator"}));
-  token_cmd->add_option("--slot", flags->slot, "A player's fixed slot, 0 to 7, or any (default any)")
-      ->check(CLI::IsMember({"any"}) | whole_number(0, 7));
+  token_cmd->add_option("--slot", flags->slot, "A player's fixed slot, 0 to " + std::to_string(net::k_max_session_players - 1) +
+                                            ", or any (default any)")
+      ->check(CLI::IsMember({"any"}) | whole_number(0, net::k_max_session_players - 1));
   token_cmd->add_option("--expires", flags->expires_s,
                         "Seconds from now until the token stops admitting (default " + std::to_string(flags->expires_s) +
                             ", at most a year)")

@@ -10,6 +10,7 @@
 #include "lockstep/cli/detail/local_invites.hpp"
 #include "lockstep/cli/detail/net_flags.hpp"
 #include "lockstep/cli/numbers.hpp"
+#include "lockstep/engine/tick_limit.hpp"
 #include "lockstep/net/credential_files.hpp"
 #include "lockstep/net/delay_controller.hpp"
 #include "lockstep/net/host_port.hpp"
@@ -31,7 +32,7 @@ void add_session_options(CLI::App* cmd, SessionFlags& o, bool player, const NetH
   cmd->add_option("--evidence-dir", o.evidence_dir, "Where to write desync evidence (default: here)");
   cmd->add_option("--timeout-ms", o.timeout_ms,
                   "Silence after which the other side is gone (default " + std::to_string(o.timeout_ms) + ")")
-      ->check(whole_number(100, 600'000));
+      ->check(whole_number(k_min_timeout_ms, k_max_timeout_ms));
   cmd->add_option("--stats-json", o.stats_json, "On exit, write the network statistics to FILE as one JSON object");
   if (hooks.view) {
     const std::string watch = "Watch the session on a web page (--view or --view=PORT; default port " +
@@ -50,7 +51,7 @@ void add_session_options(CLI::App* cmd, SessionFlags& o, bool player, const NetH
 
 void add_host_options(CLI::App* cmd, HostFlags& o, const NetHooks& hooks) {
   cmd->add_option("--port", o.port, "UDP port to listen on, IPv6 and IPv4 (default " + std::to_string(o.port) + ")")
-      ->check(whole_number(1, 65535));
+      ->check(whole_number(1, k_max_port));
   if (hooks.add_config) {
     cmd->add_option("--players", o.players,
                     "Player slots, the host's included unless --relay (default " + std::to_string(o.players) + ")")
@@ -68,9 +69,9 @@ void add_host_options(CLI::App* cmd, HostFlags& o, const NetHooks& hooks) {
   cmd->add_option("--ticks", o.ticks, "The session ends after this tick (default " + std::to_string(o.ticks) + ")")
       ->check(whole_number(1, k_max_command_ticks));
   cmd->add_option("--input-delay", o.input_delay,
-                  "Input delay: D ticks (0 to 60), or auto, the smallest that keeps every player from stalling, "
+                  "Input delay: D ticks (0 to " + std::to_string(net::k_max_input_delay) + "), or auto, the smallest that keeps every player from stalling, "
                   "adapted to the measured round trips (default " + o.input_delay + ")")
-      ->check(CLI::IsMember({"auto"}) | whole_number(0, 60));
+      ->check(CLI::IsMember({"auto"}) | whole_number(0, net::k_max_input_delay));
   cmd->add_option("--rollback", o.rollback,
                   "Prediction and rollback: players step up to W ticks (0 to " + std::to_string(net::k_max_prediction_window) +
                       ") ahead of the confirmed ticks, predicting the others' inputs, and re-simulate when they differ; "
@@ -78,16 +79,16 @@ void add_host_options(CLI::App* cmd, HostFlags& o, const NetHooks& hooks) {
       ->check(whole_number(0, net::k_max_prediction_window));
   cmd->add_option("--tick-rate", o.tick_rate_hz,
                   "Ticks per second; every participant paces by it (default " + std::to_string(o.tick_rate_hz) + ")")
-      ->check(whole_number(1, 1000));
+      ->check(whole_number(1, k_max_tick_rate_hz));
   if (hooks.add_config) hooks.add_config();
   cmd->add_option("--seed", o.seed, "Session seed (the initial state and the bots; default " + std::to_string(o.seed) + ")")
       ->check(whole_number());
   cmd->add_option("--notify-ms", o.notify_ms,
                   "Silence after which a player is reported interrupted (default " + std::to_string(o.notify_ms) + ")")
-      ->check(whole_number(50, 600'000));
+      ->check(whole_number(k_min_notify_ms, k_max_notify_ms));
   cmd->add_option("--wait-timeout", o.wait_timeout_s,
                   "Give up (exit 3) when the slots are not filled within SECONDS (default: wait forever)")
-      ->check(whole_number(1, 86'400));
+      ->check(whole_number(1, k_max_wait_timeout_s));
   CLI::Option* open = cmd->add_flag(
       "--open", o.open,
       "Admit anyone who completes the handshake (a LAN, a test): still encrypted, but nothing authenticates either "
@@ -347,8 +348,8 @@ std::unique_ptr<ViewServer> start_view_if_asked(const SessionFlags& o) {
   if (!o.view.empty()) {
     unsigned parsed = 0;
     const auto [end, error] = std::from_chars(o.view.data(), o.view.data() + o.view.size(), parsed);
-    if (error != std::errc{} || end != o.view.data() + o.view.size() || parsed > 65535) {
-      throw CommandError{"--view '" + o.view + "' is not a port (0 to 65535): write --view=PORT"};
+    if (error != std::errc{} || end != o.view.data() + o.view.size() || parsed > k_max_port) {
+      throw CommandError{"--view '" + o.view + "' is not a port (0 to " + std::to_string(k_max_port) + "): write --view=PORT"};
     }
     port = static_cast<std::uint16_t>(parsed);
   }

@@ -5,7 +5,7 @@
 #include "lockstep/cli/command.hpp"
 #include "lockstep/cli/numbers.hpp"
 #include "lockstep/cli/stop_signal.hpp"
-#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/hash_hex.hpp"
 #include "lockstep/replay/replay_file.hpp"
 
 namespace lockstep::cli::detail {
@@ -25,7 +25,7 @@ void add_play_options(CLI::App* cmd, PlayFlags& flags, const std::function<void(
   cmd->add_option("--record", flags.record, "Record the session as an input-only replay file");
   cmd->add_option("--port", flags.port,
                   "TCP port to serve the page on (default " + std::to_string(flags.port) + "; 0: any free port)")
-      ->check(whole_number(0, 65535));
+      ->check(whole_number(0, k_max_port));
   cmd->add_option("--listen", flags.listen, "Address to listen on (default " + flags.listen + ": this machine only)");
 }
 

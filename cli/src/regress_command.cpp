@@ -12,7 +12,7 @@
 #include "lockstep/cli/numbers.hpp"
 #include "lockstep/cli/progress.hpp"
 #include "lockstep/cli/shard.hpp"
-#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/hash_hex.hpp"
 #include "lockstep/replay/regular_file.hpp"
 
 namespace lockstep::cli::detail {
@@ -37,13 +37,13 @@ RegressCommands add_regress_options(CLI::App& app, RegressOptions& options, Merg
   cmd->add_option("-j,--jobs", options.jobs,
                   "Cases at once, each in a process of its own, so that one that crashes or runs past its budget "
                   "fails alone (default: the machine's cores, " + std::to_string(machine_cores()) + ")")
-      ->check(whole_number(1, 1024));
+      ->check(whole_number(1, k_max_regress_jobs));
   cmd->add_option("--case-timeout", options.case_timeout_s,
                   "Stop a case that runs longer than SECONDS and fail it (default: no limit)")
-      ->check(whole_number(1, 7 * 24 * 3600));
+      ->check(whole_number(1, k_max_case_timeout_s));
   cmd->add_option("--case-memory-mb", options.case_memory_mb,
                   "Fail a case whose allocations pass MB (its process's heap and private mappings; default: no limit)")
-      ->check(whole_number(16, 1u << 24));
+      ->check(whole_number(k_min_case_memory_mb, k_max_case_memory_mb));
   cmd->add_option("--rebaseline", options.rebaseline,
                   "After an intended change: write every replay case re-simulated by this build (its hashes, "
                   "keyframes and compatibility id; the same inputs and configuration) to OUT/<its path>, never "

@@ -12,7 +12,7 @@
 
 #include <rapidjson/document.h>
 
-#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/hash_hex.hpp"
 #include "lockstep/engine/state_hash.hpp"
 #include "lockstep/replay/phase_divergence.hpp"
 #include "lockstep/replay/regular_file.hpp"

@@ -14,7 +14,7 @@ void add_max_state_option(CLI::App* cmd, std::uint64_t& max_state_mb) {
   cmd->add_option("--max-state-mb", max_state_mb,
                   "Largest state (snapshot MB) to build from a file; also bounds seek caches and field "
                   "reports (default " + std::to_string(max_state_mb) + ")")
-      ->check(whole_number(1, 1u << 20));
+      ->check(whole_number(1, k_max_state_mb));
 }
 
 // --- replay ----------------------------------------------------------------------------------
@@ -112,7 +112,7 @@ CLI::App* add_diff_options(CLI::App& app, DiffOptions& options) {
   add_max_state_option(cmd, options.max_state_mb);
   cmd->add_option("--max-fields", options.max_fields,
                   "Differing fields to list (default " + std::to_string(options.max_fields) + ")")
-      ->check(whole_number(0, 1'000'000));
+      ->check(whole_number(0, k_max_diff_fields));
   return cmd;
 }
 

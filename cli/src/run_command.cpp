@@ -7,7 +7,7 @@
 #include "lockstep/cli/command.hpp"
 #include "lockstep/cli/detail/text.hpp"
 #include "lockstep/cli/numbers.hpp"
-#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/hash_hex.hpp"
 
 namespace lockstep::cli::detail {
 

@@ -84,7 +84,7 @@ CLI::App* add_view_options(CLI::App& app, ViewOptions& options) {
                   "server or opened from disk, it verifies and plays a replay the person opens, with no lockstep server");
   cmd->add_option("--port", options.port,
                   "TCP port to serve the page on (default " + std::to_string(options.port) + "; 0: any free port)")
-      ->check(whole_number(0, 65535));
+      ->check(whole_number(0, k_max_port));
   cmd->add_option("--listen", options.listen,
                   "Address to listen on (default " + options.listen +
                       ": this machine only; 0.0.0.0 shows it to the network)");

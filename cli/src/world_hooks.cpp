@@ -12,7 +12,7 @@
 #include "lockstep/cli/numbers.hpp"
 #include "lockstep/cli/view_protocol.hpp"
 #include "lockstep/cli/progress.hpp"
-#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/hash_hex.hpp"
 #include "lockstep/replay/golden.hpp"
 #include "lockstep/replay/regular_file.hpp"
 
@@ -42,7 +42,7 @@ void Hooks<World>::add_options(CLI::App& command, Options& options) {
   options.bodies_option =
       cmd->add_option("--bodies", options.bodies,
                       "Passive circles in the arena (default " + std::to_string(arena.arena.bodies) + ")")
-          ->check(whole_number(0, k_max_bodies - 2000));
+          ->check(whole_number(0, k_max_arena_bodies));
   options.substeps_option =
       cmd->add_option("--substeps", options.substeps, "Substeps per tick (arena default " + std::to_string(arena.substeps) + ")")
           ->check(whole_number(1, k_max_substeps));

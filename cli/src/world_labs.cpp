@@ -182,7 +182,7 @@ void Hooks<World>::add_commands(CLI::App& app, int* exit_code) {
                      "Pace at 60 frames/s and step by the measured frame time (the mistake)");
   ball_cmd->add_option("--thrust", ball->thrust, "Hold Up during ticks A-B (the first step is tick 1)");
   ball_cmd->add_option("--ticks", ball->ticks, "Ticks to run (default " + std::to_string(ball->ticks) + ")")
-      ->check(whole_number(1, 100'000'000));
+      ->check(whole_number(1, k_max_lab_steps));
   ball_cmd->callback([ball, exit_code] {
     lab_ball(*ball);
     *exit_code = k_exit_ok;
@@ -196,7 +196,7 @@ void Hooks<World>::add_commands(CLI::App& app, int* exit_code) {
   energy_cmd->add_option("--dt", energy->dt, "Step in seconds (default " + number_text(energy->dt) + ")")
       ->check(finite_number())->check(CLI::Range(1e-9, 1e3));
   energy_cmd->add_option("--steps", energy->steps, "Steps (default " + std::to_string(energy->steps) + ")")
-      ->check(whole_number(1, 100'000'000));
+      ->check(whole_number(1, k_max_lab_steps));
   energy_cmd->add_option("--svg", energy->svg, "Write a plot of energy against time");
   energy_cmd->callback([energy, exit_code] {
     lab_energy(*energy);

@@ -183,7 +183,7 @@ Status validate(const WorldConfig& c) {
   const ArenaConfig& a = c.arena;
   if (c.scene == Scene::arena) {
     const std::uint32_t extra = c.players + a.ropes * (a.rope_links + 1);
-    if (a.bodies > k_max_bodies - 1000 || a.ropes > 1000 || a.rope_links > 1000 ||
+    if (a.bodies > k_max_arena_bodies || a.ropes > k_max_arena_ropes || a.rope_links > k_max_rope_links ||
         a.bodies + extra > k_max_bodies) {
       return fail("arena has too many bodies (at most ", k_max_bodies, " in all)");
     }

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/hash_hex.hpp"
 #include "lockstep/net/secret_file.hpp"
 
 namespace lockstep::net {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "lockstep/engine/assert.hpp"
-#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/hash_hex.hpp"
 #include "lockstep/engine/state_hash.hpp"
 #include "lockstep/replay/replay_file.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <time.h>
 
-#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/hash_hex.hpp"
 
 namespace lockstep::net {
 

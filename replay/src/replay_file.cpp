@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "lockstep/engine/byte_io.hpp"
-#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/hash_hex.hpp"
 #include "lockstep/engine/state_hash.hpp"
 #include "lockstep/engine/step_probe.hpp"
 #include "lockstep/replay/regular_file.hpp"

@@ -9,12 +9,9 @@
 
 #include <CLI/CLI.hpp>
 
-namespace lockstep::cli {
+#include "lockstep/cli/command_limits.hpp"
 
-/// The most ticks `run` and `play` step, and the last tick `host --ticks` takes: 193 days at
-/// 60 Hz. A bound of the command line, so that a mistyped --ticks is refused at once instead of
-/// running for months; what a recording or a session can hold goes on to k_tick_limit.
-inline constexpr std::uint64_t k_max_command_ticks = 1'000'000'000;
+namespace lockstep::cli {
 
 /// Decimal digits only, without a leading zero, from `min` to `max`.
 CLI::Validator whole_number(std::uint64_t min = 0,

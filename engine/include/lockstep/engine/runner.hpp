@@ -9,15 +9,13 @@
 #include <utility>
 #include <vector>
 
+#include "lockstep/engine/hash_hex.hpp"
 #include "lockstep/engine/simulation.hpp"
 #include "lockstep/engine/snapshot.hpp"
 #include "lockstep/engine/state_hash.hpp"
 #include "lockstep/engine/step_probe.hpp"
 
 namespace lockstep {
-
-/// Formats a hash as the 16 lowercase hex digits every lockstep output uses.
-std::string hash_hex(std::uint64_t hash);
 
 /// Owns one simulation and its tick. Tick 0 is the initial state; `step` makes tick 1, 2, …
 /// `hash()` is always the XXH3 of the canonical encoding of (tick, state) — the same bytes a

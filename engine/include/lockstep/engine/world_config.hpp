@@ -11,6 +11,7 @@
 
 #include "lockstep/engine/integrator.hpp"
 #include "lockstep/engine/result.hpp"
+#include "lockstep/engine/tick_limit.hpp"
 #include "lockstep/engine/vec2.hpp"
 
 namespace lockstep {
@@ -30,7 +31,11 @@ std::optional<Scene> parse_scene(std::string_view name);
 inline constexpr std::uint32_t k_max_world_players = 8;
 inline constexpr std::uint32_t k_max_bodies = 1u << 20;
 inline constexpr std::uint32_t k_max_substeps = 64;
-inline constexpr std::uint32_t k_max_tick_rate_hz = 1000;
+/// The arena: its passive circles (room is left for the players' bodies and the ropes' links,
+/// all of which count towards k_max_bodies), its ropes and the links of one rope.
+inline constexpr std::uint32_t k_max_arena_bodies = k_max_bodies - 1000;
+inline constexpr std::uint32_t k_max_arena_ropes = 1000;
+inline constexpr std::uint32_t k_max_rope_links = 1000;
 
 /// The arena scene.
 struct ArenaConfig {

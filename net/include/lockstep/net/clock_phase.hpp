@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "lockstep/net/datagram_socket.hpp"
+#include "lockstep/net/time.hpp"
 #include "lockstep/net/wire.hpp"
 
 namespace lockstep::net {

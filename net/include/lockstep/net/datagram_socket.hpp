@@ -3,7 +3,6 @@
 /// in-memory network of the tests and `lockstep_netsim` (VirtualSocket) both implement it, with
 /// the same seeded fault simulator on what they send.
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -11,18 +10,12 @@
 
 #include <boost/asio/ip/udp.hpp>
 
+#include "lockstep/net/time.hpp"
+
 namespace lockstep::net {
 
 /// A UDP address and port (IPv4 or IPv6). Also the address type of the virtual network.
 using Endpoint = boost::asio::ip::udp::endpoint;
-
-/// A length of time, in microseconds: timeouts, intervals, round trips.
-using Duration = std::chrono::microseconds;
-/// A point in time: the Duration since an epoch the driver chose (the real clock's start, or
-/// virtual time 0). Protocols and sessions never read a clock; they are given an Instant. The
-/// two are one type (so a point minus a point is a Duration without casts); the names say which
-/// a value is, and an unknown time is an empty std::optional<Instant>, never Instant{0}.
-using Instant = Duration;
 
 /// What a socket counted: UDP payload bytes, datagrams each way, and what its fault simulator
 /// threw away on purpose.

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "lockstep/net/datagram_socket.hpp"
+#include "lockstep/net/time.hpp"
 
 namespace lockstep::net {
 

@@ -89,7 +89,9 @@ class Session {
     if (host.prediction_window > k_max_prediction_window) {
       return fail("the prediction window (--rollback) is 0 to ", k_max_prediction_window, " ticks");
     }
-    if (host.tick_rate_hz < 1 || host.tick_rate_hz > 1000) return fail("the tick rate is 1 to 1000 Hz");
+    if (host.tick_rate_hz < 1 || host.tick_rate_hz > k_max_tick_rate_hz) {
+      return fail("the tick rate is 1 to ", k_max_tick_rate_hz, " Hz");
+    }
     if (host.end_tick < 1 || host.end_tick >= k_tick_limit) return fail("the session needs 1 to ", k_tick_limit - 1, " ticks");
     if (!crypto_ready()) return fail("libsodium cannot start here (no source of randomness): nothing can be sealed");
     if (host.credentials.token_key && !host.credentials.unix_seconds) {

@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "lockstep/net/datagram_socket.hpp"
+#include "lockstep/net/time.hpp"
 #include "lockstep/net/wire.hpp"
 
 namespace lockstep::net {

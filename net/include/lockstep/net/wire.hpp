@@ -1,7 +1,7 @@
 #pragma once
 /// The lockstep datagram protocol, version 7 (net/PROTOCOL.md describes every byte): one function
 /// per message type that writes it and one that reads it, with explicit, bounded little-endian
-/// parsing. Nothing outside this header and wire.cpp knows an offset.
+/// parsing. Nothing outside this header and net/src/wire/ knows an offset.
 ///
 /// The handshake's clear messages (hello, challenge, connect, and a refusal of another version)
 /// start with a 7-byte header: magic "LK", protocol version, message type, connection id (0) and

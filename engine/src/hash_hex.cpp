@@ -1,4 +1,4 @@
-#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/hash_hex.hpp"
 
 #include <cstdio>
 
