@@ -116,7 +116,7 @@ void add_join_options(CLI::App* cmd, JoinFlags& o, net::Role role, const NetHook
       "--invite", o.invite,
       std::string("The invite code the host printed (its ") + (role == net::Role::player ? "invite" : "spectate-invite") +
           " line); without one, only a host started with --open admits this joiner, but on a loopback address the invite "
-          "a host of this user left on this machine is taken (README: Local joiners)");
+          "a host of this user left on this machine is taken (docs/COMMANDS.md: Local joiners)");
   CLI::Option* invite_file =
       cmd->add_option("--invite-file", o.invite_file,
                       "Read the invite code from FILE, an owner-only file (keeps it off the process list)")

@@ -8,7 +8,8 @@ error, opens a file from disk through the file picker, asks for no favicon, and 
 usage: static_page_test.py LOCKSTEP NUDGED_WORLD WORK_DIR [--figures]
   NUDGED_WORLD: the test build that simulates differently (tests/tools/nudged_world_main.cpp), whose
   recording `lockstep replay` finds a divergence in
-  --figures: also time the page verifying recordings of 1,000 and 10,000 bodies (the README's figures)
+  --figures: also time the page verifying recordings of 1,000 and 10,000 bodies (the figures of
+  docs/WEBASSEMBLY.md)
 """
 
 import functools

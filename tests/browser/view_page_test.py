@@ -3,7 +3,7 @@ has them and reports the tick and hash that `lockstep run` computes in its own p
 answers; playing advances with interpolation; two desync evidence folders show the first
 divergent tick and highlight the body the field report names.
 
-usage: view_page_test.py LOCKSTEP WORK_DIR [--docs DIR]   (--docs: also write the README's pictures)
+usage: view_page_test.py LOCKSTEP WORK_DIR [--docs DIR]   (--docs: also write docs/COMMANDS.md's pictures)
 """
 
 import json

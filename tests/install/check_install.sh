@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Proves lockstep can be consumed as the README says: installs BUILD_DIR into a temporary prefix and
-# builds tests/install/consumer four ways — against the prefix with find_package(lockstep 0.3
+# Proves lockstep can be consumed as docs/GUIDE.md (Building) says: installs BUILD_DIR into a
+# temporary prefix and builds tests/install/consumer four ways — against the prefix with find_package(lockstep 0.3
 # REQUIRED), against the prefix with the compiler and the flags of its lockstep.pc alone
 # (pkg-config --cflags --libs lockstep), with add_subdirectory of the source tree, and with
 # FetchContent of an archive of it (no options set, no build type; configured and generated, which

@@ -85,7 +85,7 @@ struct RawJoiner {
 
 TEST_CASE("a program runs a networked session from its own loop and reads the state between ticks",
           "[net][session][loop]") {
-  // The loop of the README, written out: no helper drives it.
+  // The loop of docs/NETWORK.md, written out: no helper drives it.
   net::VirtualNetwork network;
   const net::Endpoint host_at = VirtualSessions<WalkerSim>::address(0);
   auto host_socket = network.open(host_at, {});

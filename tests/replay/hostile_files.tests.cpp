@@ -1,6 +1,6 @@
 // Files that are valid byte for byte but hostile in what they hold: each is answered within a
 // bound on memory (measured in the child process with wait4) and on work, with its documented
-// line and exit code. Times are reported in the README's figures, never asserted here.
+// line and exit code. Times are reported in docs/COMMANDS.md's figures, never asserted here.
 
 #include <catch2/catch.hpp>
 

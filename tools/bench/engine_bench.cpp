@@ -1,6 +1,6 @@
 // Engine figures: ticks per second for the arena, the per-tick hash next to raw XXH3 over the
 // same bytes, and snapshot save/restore next to a plain copy of the same bytes. Timings live
-// here and in the README, never in tests.
+// here and in docs/BENCHMARKS.md, never in tests.
 
 #include <benchmark/benchmark.h>
 #include <xxhash.h>

@@ -251,8 +251,8 @@ int prediction_figures(std::uint64_t sessions, const std::string& evidence_dir) 
   return failed == 0 ? 0 : 1;
 }
 
-/// The README's figures, from one run: the steady 4-player session at 0, 5 and 20% loss, and the
-/// generated scenarios' throughput.
+/// docs/BENCHMARKS.md's figures, from one run: the steady 4-player session at 0, 5 and 20% loss,
+/// and the generated scenarios' throughput.
 int figures(std::uint64_t sessions, const std::string& evidence_dir) {
   for (const double loss : {0.0, 0.05, 0.20}) {
     lockstep::netsim::ScenarioReport total;
@@ -315,7 +315,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1ull, 1000ull));
   std::optional<std::uint64_t> figure_sessions;
   app.add_option("--figures", figure_sessions,
-                 "Print the README's figures: N steady 4-player sessions at 0, 5 and 20% loss, then 25·N scenarios");
+                 "Print docs/BENCHMARKS.md's figures: N steady 4-player sessions at 0, 5 and 20% loss, "
+                 "then 25·N scenarios");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

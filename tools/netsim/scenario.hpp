@@ -79,8 +79,8 @@ inline constexpr std::uint32_t k_wait_timeout_ms = 15'000;
 /// The scenario of `seed`.
 Scenario generate(std::uint64_t seed);
 
-/// A fixed scenario for the README's figures: 4 players, input delay 5, 60 Hz, 1,200 ticks, no
-/// spectator, no trouble, 20±5 ms each way, `loss` on everything everyone sends.
+/// A fixed scenario for docs/BENCHMARKS.md's figures: 4 players, input delay 5, 60 Hz, 1,200 ticks,
+/// no spectator, no trouble, 20±5 ms each way, `loss` on everything everyone sends.
 Scenario steady(std::uint64_t seed, double loss);
 
 /// A fixed scenario for the late join's figures: 2 players and one spectator on the 1,000-body
