@@ -1,6 +1,6 @@
 # `cmake --install` puts the headers, the three libraries, a CMake package and a pkg-config file
 # in the prefix, so
-# that `find_package(lockstep 0.3 REQUIRED)` gives lockstep::engine, lockstep::replay,
+# that `find_package(lockstep 0.4 REQUIRED)` gives lockstep::engine, lockstep::replay,
 # lockstep::net and lockstep::cli with their include directories, their dependencies and the compile options that
 # determinism needs (-ffp-contract=off; SSE2 on 32-bit x86) as usage requirements.
 include(CMakePackageConfigHelpers)

@@ -7,8 +7,8 @@
 
 #include "lockstep/cli/command.hpp"
 #include "lockstep/cli/numbers.hpp"
-#include "lockstep/net/credential_files.hpp"
-#include "lockstep/net/packet_protection.hpp"
+#include "lockstep/net/credentials/credential_files.hpp"
+#include "lockstep/net/wire/packet_protection.hpp"
 
 namespace lockstep::cli::detail {
 namespace {

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <utility>
 
-#include "lockstep/net/secret_file.hpp"
+#include "lockstep/net/credentials/secret_file.hpp"
 
 namespace lockstep::cli::detail {
 namespace {

@@ -11,13 +11,13 @@
 #include "lockstep/cli/detail/net_flags.hpp"
 #include "lockstep/cli/numbers.hpp"
 #include "lockstep/engine/tick_limit.hpp"
-#include "lockstep/net/credential_files.hpp"
-#include "lockstep/net/delay_controller.hpp"
-#include "lockstep/net/host_port.hpp"
-#include "lockstep/net/invite_code.hpp"
-#include "lockstep/net/packet_protection.hpp"
-#include "lockstep/net/reconnect_key.hpp"
-#include "lockstep/net/secret_file.hpp"
+#include "lockstep/net/credentials/credential_files.hpp"
+#include "lockstep/net/credentials/invite_code.hpp"
+#include "lockstep/net/credentials/reconnect_key.hpp"
+#include "lockstep/net/credentials/secret_file.hpp"
+#include "lockstep/net/host/delay_controller.hpp"
+#include "lockstep/net/io/host_port.hpp"
+#include "lockstep/net/wire/packet_protection.hpp"
 
 namespace lockstep::cli::detail {
 namespace {

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "lockstep/cli/command.hpp"
+#include "lockstep/cli/numbers.hpp"
 #include "lockstep/cli/world_hooks.hpp"
 #include "lockstep/engine/integrator.hpp"
-#include "lockstep/cli/numbers.hpp"
 #include "svg_plot.hpp"
 
 namespace lockstep::cli {

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
-#include <lockstep/net/host_port.hpp>
-#include <lockstep/net/invite_code.hpp>
-#include <lockstep/net/packet_protection.hpp>
-#include <lockstep/net/session.hpp>
-#include <lockstep/net/session_driver.hpp>
-#include <lockstep/net/udp_socket.hpp>
+#include <lockstep/net/io/host_port.hpp>
+#include <lockstep/net/credentials/invite_code.hpp>
+#include <lockstep/net/wire/packet_protection.hpp>
+#include <lockstep/net/session/session.hpp>
+#include <lockstep/net/session/session_driver.hpp>
+#include <lockstep/net/io/udp_socket.hpp>
 
 #include "duel.hpp"
 

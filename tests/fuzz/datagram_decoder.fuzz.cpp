@@ -7,9 +7,9 @@
 #include <span>
 #include <vector>
 
-#include "lockstep/net/host_protocol.hpp"
-#include "lockstep/net/peer_protocol.hpp"
-#include "lockstep/net/wire.hpp"
+#include "lockstep/net/host/host_protocol.hpp"
+#include "lockstep/net/peer/peer_protocol.hpp"
+#include "lockstep/net/wire/wire.hpp"
 
 namespace {
 

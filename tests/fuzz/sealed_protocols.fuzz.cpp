@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "hand_joiner.hpp"
-#include "lockstep/net/host_protocol.hpp"
-#include "lockstep/net/peer_protocol.hpp"
-#include "lockstep/net/wire.hpp"
+#include "lockstep/net/host/host_protocol.hpp"
+#include "lockstep/net/peer/peer_protocol.hpp"
+#include "lockstep/net/wire/wire.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Proves lockstep can be consumed as docs/GUIDE.md (Building) says: installs BUILD_DIR into a
-# temporary prefix and builds tests/install/consumer four ways — against the prefix with find_package(lockstep 0.3
+# temporary prefix and builds tests/install/consumer four ways — against the prefix with find_package(lockstep 0.4
 # REQUIRED), against the prefix with the compiler and the flags of its lockstep.pc alone
 # (pkg-config --cflags --libs lockstep), with add_subdirectory of the source tree, and with
 # FetchContent of an archive of it (no options set, no build type; configured and generated, which
@@ -24,7 +24,7 @@ cmake -S "$src/tests/install/consumer" -B "$work/found" -DCMAKE_CXX_COMPILER="$c
 cmake --build "$work/found" -j 2 >/dev/null
 got=$("$work/found/consumer")
 [ "$got" = "$want" ] || { echo "find_package: '$got', lockstep run: '$want'" >&2; exit 1; }
-echo "find_package(lockstep 0.3): $got"
+echo "find_package(lockstep 0.4): $got"
 
 # pkg-config, with the compiler alone: the installed lockstep.pc gives the include path, the
 # determinism flags and the libraries (libsodium's through the system's libsodium.pc, which it

@@ -5,7 +5,7 @@
 
 #include <boost/asio/ip/address.hpp>
 
-#include "lockstep/net/admission.hpp"
+#include "lockstep/net/host/admission.hpp"
 
 using namespace lockstep::net;
 using std::chrono::seconds;

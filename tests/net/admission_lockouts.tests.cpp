@@ -9,7 +9,7 @@
 #include <boost/asio/ip/address.hpp>
 
 #include "hand_joiner.hpp"
-#include "lockstep/net/session.hpp"
+#include "lockstep/net/session/session.hpp"
 #include "virtual_sessions.hpp"
 #include "walker_sim.hpp"
 

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "lockstep/net/clock_phase.hpp"
+#include "lockstep/net/host/clock_phase.hpp"
 
 using lockstep::net::ClockPhases;
 using lockstep::net::Duration;

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "lockstep/net/connect_token.hpp"
-#include "lockstep/net/invite_code.hpp"
+#include "lockstep/net/credentials/connect_token.hpp"
+#include "lockstep/net/credentials/invite_code.hpp"
 
 using namespace lockstep::net;
 

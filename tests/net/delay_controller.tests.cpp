@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "lockstep/net/delay_controller.hpp"
-#include "lockstep/net/wire.hpp"
+#include "lockstep/net/host/delay_controller.hpp"
+#include "lockstep/net/wire/wire.hpp"
 
 using namespace lockstep::net;
 using std::chrono::milliseconds;

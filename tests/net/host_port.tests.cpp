@@ -13,7 +13,7 @@
 
 #include <boost/asio/ip/address.hpp>
 
-#include "lockstep/net/host_port.hpp"
+#include "lockstep/net/io/host_port.hpp"
 
 using lockstep::net::parse_host_port;
 

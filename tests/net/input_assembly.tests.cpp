@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "lockstep/net/input_assembly.hpp"
+#include "lockstep/net/host/input_assembly.hpp"
 
 using namespace lockstep::net;
 

@@ -6,7 +6,7 @@
 
 #include <boost/asio/ip/address.hpp>
 
-#include "lockstep/net/key_work_budget.hpp"
+#include "lockstep/net/host/key_work_budget.hpp"
 
 using namespace lockstep::net;
 using std::chrono::milliseconds;

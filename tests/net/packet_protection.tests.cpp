@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "allocation_count.hpp"
-#include "lockstep/net/packet_protection.hpp"
+#include "lockstep/net/wire/packet_protection.hpp"
 
 using namespace lockstep::net;
 using lockstep::net::detail::open_datagram;

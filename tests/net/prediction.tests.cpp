@@ -10,7 +10,7 @@
 #include "lockstep/engine/bot.hpp"
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/world.hpp"
-#include "lockstep/net/prediction.hpp"
+#include "lockstep/net/session/prediction.hpp"
 #include "allocation_count.hpp"
 #include "bot_inputs.hpp"
 #include "test_scale.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "lockstep/engine/rng.hpp"
-#include "lockstep/net/virtual_network.hpp"
+#include "lockstep/net/io/virtual_network.hpp"
 #include "process.hpp"
 #include "virtual_sessions.hpp"
 #include "walker_sim.hpp"

@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include "allocation_count.hpp"
-#include "lockstep/net/host_protocol.hpp"
-#include "lockstep/net/peer_protocol.hpp"
+#include "lockstep/net/host/host_protocol.hpp"
+#include "lockstep/net/peer/peer_protocol.hpp"
 
 TEST_CASE("a running host and peer protocol allocate nothing per datagram", "[net][protocol][allocations]") {
   using namespace lockstep::net;

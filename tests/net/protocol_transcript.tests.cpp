@@ -17,7 +17,7 @@
 #include <sstream>
 #include <string>
 
-#include "lockstep/net/session.hpp"
+#include "lockstep/net/session/session.hpp"
 #include "process.hpp"
 #include "virtual_sessions.hpp"
 #include "walker_sim.hpp"

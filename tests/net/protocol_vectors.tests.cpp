@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "lockstep/net/admission.hpp"
-#include "lockstep/net/connect_token.hpp"
-#include "lockstep/net/packet_protection.hpp"
+#include "lockstep/net/credentials/connect_token.hpp"
+#include "lockstep/net/host/admission.hpp"
+#include "lockstep/net/wire/packet_protection.hpp"
 
 using namespace lockstep::net;
 

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "lockstep/engine/rng.hpp"
-#include "lockstep/net/replay_window.hpp"
+#include "lockstep/net/wire/replay_window.hpp"
 
 using lockstep::net::ReplayWindow;
 

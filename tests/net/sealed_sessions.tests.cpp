@@ -12,7 +12,7 @@
 #include <sodium.h>
 
 #include "lockstep/engine/rng.hpp"
-#include "lockstep/net/invite_code.hpp"
+#include "lockstep/net/credentials/invite_code.hpp"
 #include "hand_joiner.hpp"
 #include "virtual_sessions.hpp"
 #include "walker_sim.hpp"

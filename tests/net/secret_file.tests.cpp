@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "counting_randomness.hpp"
-#include "lockstep/net/credential_files.hpp"
-#include "lockstep/net/reconnect_key.hpp"
-#include "lockstep/net/secret_file.hpp"
+#include "lockstep/net/credentials/credential_files.hpp"
+#include "lockstep/net/credentials/reconnect_key.hpp"
+#include "lockstep/net/credentials/secret_file.hpp"
 #include "process.hpp"
 #include "umask_is.hpp"
 

@@ -18,7 +18,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
 
-#include "lockstep/net/wire.hpp"
+#include "lockstep/net/wire/wire.hpp"
 #include "hand_joiner.hpp"
 #include "hostile_relay.hpp"
 #include "ports.hpp"

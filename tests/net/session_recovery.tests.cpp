@@ -8,8 +8,8 @@
 
 #include "lockstep/engine/bot.hpp"
 #include "lockstep/engine/world.hpp"
-#include "lockstep/net/reconnect_key.hpp"
-#include "lockstep/net/session.hpp"
+#include "lockstep/net/credentials/reconnect_key.hpp"
+#include "lockstep/net/session/session.hpp"
 #include "lockstep/replay/player.hpp"
 #include "lockstep/replay/replay_file.hpp"
 #include "process.hpp"

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "lockstep/net/state_receiver.hpp"
-#include "lockstep/net/state_sender.hpp"
+#include "lockstep/net/host/state_sender.hpp"
+#include "lockstep/net/peer/state_receiver.hpp"
 
 using namespace lockstep::net;
 using std::chrono::milliseconds;

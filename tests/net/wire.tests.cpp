@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "lockstep/engine/rng.hpp"
-#include "lockstep/net/packet_protection.hpp"
-#include "lockstep/net/wire.hpp"
+#include "lockstep/net/wire/packet_protection.hpp"
+#include "lockstep/net/wire/wire.hpp"
 #include "process.hpp"
 
 using namespace lockstep;

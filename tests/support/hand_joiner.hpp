@@ -10,9 +10,9 @@
 #include <span>
 #include <vector>
 
-#include "lockstep/net/packet_protection.hpp"
-#include "lockstep/net/session_config.hpp"
-#include "lockstep/net/wire.hpp"
+#include "lockstep/net/session/session_config.hpp"
+#include "lockstep/net/wire/packet_protection.hpp"
+#include "lockstep/net/wire/wire.hpp"
 
 namespace lockstep::testing {
 

@@ -13,8 +13,8 @@
 #include <boost/asio/ip/address.hpp>
 
 #include "lockstep/engine/assert.hpp"
-#include "lockstep/net/session.hpp"
-#include "lockstep/net/virtual_network.hpp"
+#include "lockstep/net/io/virtual_network.hpp"
+#include "lockstep/net/session/session.hpp"
 
 namespace lockstep::testing {
 

@@ -12,7 +12,7 @@
 #include "lockstep/cli/command_limits.hpp"
 #include "lockstep/engine/tick_limit.hpp"
 #include "lockstep/engine/world_config.hpp"
-#include "lockstep/net/wire.hpp"
+#include "lockstep/net/wire/wire.hpp"
 #include "lockstep/replay/format.hpp"
 #include "lockstep/replay/golden.hpp"
 #include "lockstep_binary.hpp"

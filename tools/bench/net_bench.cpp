@@ -9,9 +9,9 @@
 #include <optional>
 #include <vector>
 
-#include "lockstep/net/host_protocol.hpp"
-#include "lockstep/net/packet_protection.hpp"
-#include "lockstep/net/peer_protocol.hpp"
+#include "lockstep/net/host/host_protocol.hpp"
+#include "lockstep/net/peer/peer_protocol.hpp"
+#include "lockstep/net/wire/packet_protection.hpp"
 
 using namespace lockstep::net;
 

@@ -19,7 +19,7 @@
 #include "lockstep/engine/bot.hpp"
 #include "lockstep/engine/result.hpp"
 #include "lockstep/engine/world.hpp"
-#include "lockstep/net/wire.hpp"
+#include "lockstep/net/wire/wire.hpp"
 #include "scenario.hpp"
 
 namespace {

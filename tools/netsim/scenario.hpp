@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/net/fault_model.hpp"
+#include "lockstep/net/io/fault_model.hpp"
 
 namespace lockstep::netsim {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "lockstep/net/session_driver.hpp"
+#include "lockstep/net/session/session_driver.hpp"
 
 namespace lockstep::netsim::detail {
 namespace {

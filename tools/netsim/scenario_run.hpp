@@ -18,8 +18,8 @@
 
 #include "lockstep/engine/bot.hpp"
 #include "lockstep/engine/world.hpp"
-#include "lockstep/net/session.hpp"
-#include "lockstep/net/virtual_network.hpp"
+#include "lockstep/net/io/virtual_network.hpp"
+#include "lockstep/net/session/session.hpp"
 #include "scenario.hpp"
 
 namespace lockstep::netsim::detail {

@@ -1,6 +1,6 @@
 // The handshake's messages on the wire: hello, challenge, connect, welcome and refusals.
 
-#include "lockstep/net/wire.hpp"
+#include "lockstep/net/wire/wire.hpp"
 
 #include "wire_codec.hpp"
 

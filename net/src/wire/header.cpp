@@ -1,6 +1,6 @@
 // Every datagram's header: its layout (clear or sealed), version and type.
 
-#include "lockstep/net/wire.hpp"
+#include "lockstep/net/wire/wire.hpp"
 
 #include "wire_codec.hpp"
 

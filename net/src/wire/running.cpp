@@ -1,6 +1,6 @@
 // A running session's messages on the wire: start, update, relay, bye and path challenge.
 
-#include "lockstep/net/wire.hpp"
+#include "lockstep/net/wire/wire.hpp"
 
 #include "wire_codec.hpp"
 

@@ -1,6 +1,6 @@
 // A piece of a state transfer on the wire, with its checksum.
 
-#include "lockstep/net/wire.hpp"
+#include "lockstep/net/wire/wire.hpp"
 
 #include "lockstep/engine/state_hash.hpp"
 #include "wire_codec.hpp"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "lockstep/engine/byte_io.hpp"
-#include "lockstep/net/wire.hpp"
+#include "lockstep/net/wire/wire.hpp"
 
 namespace lockstep::net::wire_codec {
 

@@ -8,8 +8,8 @@
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/state_hash.hpp"
 #include "lockstep/engine/world.hpp"
-#include "lockstep/net/host_port.hpp"
-#include "lockstep/net/session.hpp"
+#include "lockstep/net/io/host_port.hpp"
+#include "lockstep/net/session/session.hpp"
 #include "lockstep/replay/recorder.hpp"
 
 int main() {

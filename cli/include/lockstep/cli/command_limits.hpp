@@ -1,7 +1,7 @@
 #pragma once
 // The bounds the command line puts on its options, each named once: the help text, the validators
 // and tests/tools/limits.tests.cpp read them here. What a format, the wire or the world can hold
-// is bounded where that lives (engine/world_config.hpp, net/wire.hpp, replay/format.hpp); these are
+// is bounded where that lives (engine/world_config.hpp, net/wire/wire.hpp, replay/format.hpp); these are
 // the command line's own, there so that a mistyped number is refused at once instead of running
 // for months or asking for terabytes.
 

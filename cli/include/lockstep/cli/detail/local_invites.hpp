@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "lockstep/engine/result.hpp"
-#include "lockstep/net/wire.hpp"
+#include "lockstep/net/wire/wire.hpp"
 
 namespace lockstep::cli::detail {
 

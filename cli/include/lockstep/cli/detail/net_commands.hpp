@@ -20,7 +20,7 @@
 #include "lockstep/cli/hooks.hpp"
 #include "lockstep/cli/stop_signal.hpp"
 #include "lockstep/engine/state_hash.hpp"
-#include "lockstep/net/session_driver.hpp"
+#include "lockstep/net/session/session_driver.hpp"
 
 namespace lockstep::cli::detail {
 

@@ -15,9 +15,9 @@
 #include <CLI/CLI.hpp>
 
 #include "lockstep/cli/view_server.hpp"
-#include "lockstep/net/fault_model.hpp"
-#include "lockstep/net/session_config.hpp"
-#include "lockstep/net/session_driver.hpp"
+#include "lockstep/net/io/fault_model.hpp"
+#include "lockstep/net/session/session_config.hpp"
+#include "lockstep/net/session/session_driver.hpp"
 
 namespace lockstep::cli::detail {
 

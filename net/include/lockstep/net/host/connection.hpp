@@ -1,0 +1,98 @@
+#pragma once
+/// One joiner as the host knows it: its connection id and keys (how its datagrams are told apart
+/// from everyone else's and proven its own, at whatever address), its place (a player slot, or a
+/// spectator's), its phase, and what it has acknowledged. A connection's phase is one value; HostProtocol makes
+/// every change of it (Connection only names the phases and answers questions about them).
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <optional>
+
+#include "lockstep/net/host/state_sender.hpp"
+#include "lockstep/net/io/datagram_socket.hpp"
+#include "lockstep/net/protocol/rtt_meter.hpp"
+#include "lockstep/net/wire/packet_protection.hpp"
+#include "lockstep/net/wire/wire.hpp"
+
+namespace lockstep::net {
+
+/// Ticks past its last compared one for which the host keeps a peer's hashes.
+inline constexpr std::size_t k_hash_window = 64;
+
+enum class ConnectionPhase : std::uint8_t {
+  welcomed,        ///< welcomed; it has not spoken since (its welcome may be lost: a hello gets it again)
+  awaiting_state,  ///< joined under way: waits its turn for the host's state; not welcomed yet
+  welcomed_late,   ///< joined under way: welcomed with the state's offer; it has not spoken since
+  taking_state,    ///< joined under way: the state's pieces are on their way to it
+  active,          ///< in the session: plays its slot, or watches
+  resyncing,       ///< diverged: waits for the host's state, then takes it
+  gone,            ///< a player that left after it played: kept to the end, its slot neutral
+  forgotten,       ///< left holding nothing anyone needs: removed, its connection id free
+};
+
+struct Connection {
+  std::uint8_t id = 0;
+  Endpoint endpoint;
+  /// The handshake's keys (its connect's numbers; welcomes and refusals are sealed once under them)
+  /// and the traffic's (everything else): both set at admission, never empty after.
+  std::optional<PacketProtection> handshake;
+  std::optional<PacketProtection> protection;
+  PublicKey host_ephemeral{};        ///< the host's key for this connection, in its welcome
+  PublicKey joiner_key{};            ///< its connect's: a connect sent again names it
+  std::uint64_t client_id = 0;       ///< its connect token's client id (0: not a token's)
+  bool reclaimed = false;            ///< admitted with a claim on its slot (a reclaim)
+  std::uint64_t nonce = 0;           ///< its hello's
+  std::uint8_t slot = k_no_slot;     ///< k_no_slot: a spectator
+  ConnectionPhase phase = ConnectionPhase::welcomed;
+  /// It joined under way once: its relays carry its own slot's inputs too (the ticks before it
+  /// plays may hold a previous holder's).
+  bool joined_late = false;
+  /// An address an opened, newer datagram came from that is not the connection's own: it gets
+  /// small sealed path challenges and nothing else, at most k_unproven_factor times the bytes that
+  /// came from it, until an update echoes one; then the connection moves there.
+  struct Candidate {
+    Endpoint endpoint;
+    std::uint64_t challenge = 0;
+    Instant since{0};
+    std::optional<Instant> challenged_at;  ///< the last challenge sent there
+    std::uint64_t bytes_received = 0;      ///< of opened, newer datagrams from there
+    std::uint64_t bytes_sent = 0;
+  };
+  std::optional<Candidate> candidate;
+  Instant last_heard{0};
+  Instant last_welcome{0};
+  std::uint64_t relay_ack = 0;       ///< relayed ticks it holds
+  std::uint64_t slots_acked = 0;     ///< the slot table version it holds
+  std::uint64_t hash_through = 0;    ///< its hashes compared so far (contiguous)
+  /// Its hashes of ticks the host has yet to step (a peer may be ahead): compared when it does.
+  std::array<WireHash, k_hash_window> early_hashes{};
+  std::bitset<k_hash_window> early{};
+  /// After a resync, its hashes count only in updates from this packet number on (older ones,
+  /// reordered, carry hashes of the state it left).
+  std::optional<std::uint64_t> hashes_from;
+  std::uint32_t sends = 0;
+  RttMeter rtt;
+  std::optional<StateTransfer> transfer;  ///< the host's state on its way to it
+
+  [[nodiscard]] bool is_gone() const { return phase == ConnectionPhase::gone || phase == ConnectionPhase::forgotten; }
+  [[nodiscard]] bool is_player() const { return slot != k_no_slot; }
+  /// A player admitted under way that does not play yet: its input is neutral until it holds the
+  /// state and the host has announced the tick it plays from.
+  [[nodiscard]] bool is_late() const {
+    return is_player() && (phase == ConnectionPhase::awaiting_state || phase == ConnectionPhase::welcomed_late ||
+                           phase == ConnectionPhase::taking_state);
+  }
+  /// It has not spoken since its welcome.
+  [[nodiscard]] bool unanswered() const {
+    return phase == ConnectionPhase::welcomed || phase == ConnectionPhase::welcomed_late;
+  }
+  /// It needs the host's state before anything else: a late joiner's, or a diverged player's.
+  [[nodiscard]] bool needs_state() const {
+    return phase == ConnectionPhase::awaiting_state || (phase == ConnectionPhase::resyncing && !transfer);
+  }
+  /// The state it holds is not the session's yet: its hashes are not compared, its relays wait.
+  [[nodiscard]] bool between_states() const { return transfer.has_value() || needs_state(); }
+};
+
+}  // namespace lockstep::net

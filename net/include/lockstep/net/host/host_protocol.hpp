@@ -1,0 +1,263 @@
+#pragma once
+/// The host's side of the lockstep protocol, without I/O: it routes datagrams and time to its
+/// parts — admission (cookies, places, claims), input assembly, the state sender and the delay
+/// controller — and keeps what joins them: every connection and its phase, the relays, the hash
+/// comparison, departures, and the session's own phase (waiting, countdown, running, ending).
+///
+/// Joiners are known by the connection id of their welcome and proven by its keys, not by
+/// address: two peers behind one address get two slots, and a peer whose port changes keeps its
+/// slot once a newer datagram that opens under its keys arrives from the new address. Before a
+/// joiner has echoed its cookie the host sends it nothing larger than the hello that asked, does
+/// no public-key work for it and remembers nothing of it; before its connect has opened under a
+/// credential's secret it remembers nothing either.
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "lockstep/net/host/admission.hpp"
+#include "lockstep/net/host/clock_phase.hpp"
+#include "lockstep/net/host/connection.hpp"
+#include "lockstep/net/host/delay_controller.hpp"
+#include "lockstep/net/host/input_assembly.hpp"
+#include "lockstep/net/host/key_work_budget.hpp"
+#include "lockstep/net/host/state_sender.hpp"
+#include "lockstep/net/protocol/lockstep_protocol.hpp"
+#include "lockstep/net/session/session_config.hpp"
+#include "lockstep/net/wire/packet_protection.hpp"
+
+namespace lockstep::net {
+
+/// Everything the host protocol needs: the host's settings, and the simulation's part (which the
+/// session fills).
+struct HostProtocolConfig : HostSettings {
+  std::uint32_t players = 2;
+  std::uint64_t seed = 0;            ///< the simulation's seed
+  std::string sim_name;              ///< Simulation::k_name
+  std::uint64_t compatibility_id = 0;
+  std::vector<std::byte> sim_config; ///< canonical bytes of the simulation's Config
+  std::uint32_t input_bytes = 0;
+  std::vector<std::byte> neutral_input;  ///< a default Input's bytes
+  /// Whether bytes are a valid Input (else the neutral one is used and the drop counted).
+  bool (*valid_input)(std::span<const std::byte>) = nullptr;
+  std::chrono::milliseconds desync_grace{400};    ///< tell everyone of a desync this long, then stop
+};
+
+enum class HostState : std::uint8_t { waiting, countdown, running, ending, ended };
+
+/// An address that has not proven it receives for a connection gets at most this many times the
+/// bytes that came from it (QUIC's bound, RFC 9000 §8): path challenges, nothing else.
+inline constexpr std::uint64_t k_unproven_factor = 3;
+
+/// What went to addresses that had not proven they receive for a connection: path challenges sent
+/// (and their bytes), and datagrams from such addresses answered with nothing (a challenge went
+/// there too recently, or it would exceed k_unproven_factor times the bytes from there, or another
+/// candidate holds its place).
+struct PathChallengeCounts {
+  std::uint64_t sent = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t withheld = 0;
+};
+
+/// State transfers the host serves at once (late joiners, spectators, resyncs), and of those at
+/// most so many to spectators, to one address (an IPv6 /48) and to one token: a joiner beyond any
+/// of them is refused as busy. Reclaims have one transfer of their own beside these, so that no
+/// holder of a credential can keep a late player or a crashed player from its slot by taking its
+/// state slowly.
+inline constexpr std::size_t k_max_state_transfers = 4;
+inline constexpr std::size_t k_max_spectator_transfers = 2;
+inline constexpr std::size_t k_max_transfers_per_address = 2;
+inline constexpr std::size_t k_max_transfers_per_token = 1;
+inline constexpr std::size_t k_reclaim_transfers = 1;
+/// A player that diverges again within this many seconds of ticks after a resync is dropped as
+/// gone, not resynced forever.
+inline constexpr std::uint64_t k_resync_window_seconds = 10;
+
+class HostProtocol final : public LockstepProtocol {
+ public:
+  /// `config` must be valid (players 1–8, input bytes 1–16, configuration ≤ 1024 bytes): the
+  /// session checks it first.
+  HostProtocol(HostProtocolConfig config, Instant now);
+
+  void receive(const Endpoint& from, std::span<const std::byte> datagram, Instant now) override;
+  void poll(Instant now) override;
+  [[nodiscard]] Instant next_wakeup() const override;
+  void add_local_input(std::uint64_t tick, std::span<const std::byte> input) override;
+  void on_stepped(std::uint64_t tick, std::uint64_t hash) override;
+  void leave(Instant now) override;
+  [[nodiscard]] std::optional<double> rtt_ms() const override;
+  void forget_through(std::uint64_t tick) override;
+  [[nodiscard]] std::int8_t clock_lead() const override {
+    return parameters().slot == k_no_slot ? 0 : phases_.lead(parameters().slot, now_);
+  }
+
+  /// Ends the session for everyone (goodbyes sent) with `outcome`: a host that cannot go on.
+  void abort(Outcome outcome, std::string message);
+
+  [[nodiscard]] HostState state() const { return state_; }
+  /// The inputs of `slot` the host holds, through this tick.
+  [[nodiscard]] std::uint64_t held_through(std::uint8_t slot) const { return inputs_.held_through(slot); }
+  /// Participants connected and not gone.
+  [[nodiscard]] std::size_t connected() const;
+  /// A late joiner waits for the state to start from: the session should provide_state() now.
+  [[nodiscard]] bool wants_state() const { return wants_state_; }
+  /// The host's state at `tick` (its last stepped), as a snapshot, and its state hash: what the
+  /// late joiners waiting get, piece by piece (one copy, shared by the transfers under way).
+  void provide_state(std::uint64_t tick, std::vector<std::byte> snapshot, std::uint64_t hash, Instant now);
+  /// State transfers under way.
+  [[nodiscard]] std::size_t transfers() const;
+  /// Handshakes whose public-key work the host has done.
+  [[nodiscard]] std::uint64_t key_work() const { return key_work_.taken(); }
+
+  /// Path challenges to addresses a connection's datagrams came from that are not its own.
+  [[nodiscard]] const PathChallengeCounts& path_challenges() const { return path_challenges_; }
+
+  /// The host's public key: its challenges name it, and its invite codes carry it.
+  [[nodiscard]] const PublicKey& host_key() const { return host_key_.public_key(); }
+
+  /// The delay the players' round trips call for now (DelayController::needed of the slowest
+  /// player's 95th-percentile round trip); nothing before a player's round trip is measured.
+  [[nodiscard]] std::optional<std::uint32_t> needed_delay() const;
+
+ private:
+  /// How a connection ends.
+  enum class Departure : std::uint8_t {
+    said_goodbye,  ///< it said goodbye
+    went_silent,   ///< silent for a timeout, or its input alone held the session for one
+    dropped,       ///< the host ends it, and tells it so
+    replaced,      ///< a reclaim took its slot: told so, and forgotten at once
+    refused,       ///< it never got in (its refusal is sent): forgotten
+  };
+
+  /// A secret that may have sealed a connect, and what it grants.
+  struct CredentialCandidate {
+    CredentialSecret secret{};
+    std::optional<Role> role;        ///< nothing: the role the joiner asks for (an open session)
+    std::uint8_t slot = k_no_slot;   ///< a token's fixed slot
+    std::uint64_t client_id = 0;     ///< a token's
+  };
+
+  // Datagrams.
+  void handle_hello(const Endpoint& from, std::span<const std::byte> datagram, Instant now);
+  void handle_connect(const Endpoint& from, const Header& h, std::span<const std::byte> datagram, Instant now);
+  /// The secrets a connect may have been sealed with under the host's credentials (none: nothing
+  /// admits it; an expired token sets token_expired_).
+  std::size_t credential_candidates(const Connect& connect, std::array<CredentialCandidate, 2>& out);
+  void handle_update(Connection& c, std::span<const std::byte> datagram, std::uint64_t number, Instant now);
+  /// An opened, newer datagram of `c` (`bytes` long) came from `from`, not its address.
+  void follow(Connection& c, const Endpoint& from, std::size_t bytes, Instant now);
+  /// A path challenge to `c`'s candidate address, if it is due and within what that address sent.
+  void challenge_path(Connection& c, Instant now);
+  void take_inputs(Connection& c, const Update& update);
+  void take_hashes(Connection& c, const Update& update, std::uint64_t number);
+  void take_state_ack(Connection& c, const Update& update, std::uint64_t number);
+  /// Writes a message for `c` with `write(buffer, header)`, seals it under its keys and sends it
+  /// to `to` (its address, unless a path challenge goes to a candidate); returns its size.
+  template <class Write>
+  void send_sealed(Connection& c, MessageType type, Write&& write) {
+    send_sealed_to(c, c.endpoint, type, std::forward<Write>(write));
+  }
+  template <class Write>
+  std::size_t send_sealed_to(Connection& c, const Endpoint& to, MessageType type, Write&& write) {
+    std::vector<std::byte>& out = outbox().next(to);
+    write(out, Header{type, c.id, static_cast<std::uint16_t>(c.protection->next_number())});
+    c.protection->seal(out, k_sealed_header_bytes);
+    return out.size();
+  }
+  /// 24 random bytes for a message sealed once.
+  OnceNonce once_nonce();
+  /// The refusals of a connect that cost no key work, in clear: a token in use by a joiner still
+  /// heard from, a spectator with no place or no state transfer to be had, the key work's budget
+  /// spent. Whether one was sent.
+  bool refused_before_key_work(const Endpoint& from, const Connect& connect, const CredentialCandidate& credential,
+                               Instant now);
+  /// A clear refusal of the connect from `from` (no larger than a connect).
+  void refuse_in_clear(const Endpoint& from, std::uint64_t nonce, RefuseReason reason, Duration retry, std::string text);
+  // Admission.
+  Connection* admit(const Endpoint& from, const Connect& connect, Role role, const CredentialCandidate& credential,
+                    PacketProtection handshake, Instant now);
+  void reclaim_slot(std::uint8_t slot);
+  [[nodiscard]] Places places() const;
+  [[nodiscard]] std::uint8_t free_slot() const;
+  [[nodiscard]] std::uint8_t free_connection_id() const;
+  void activate(Connection& c);
+  void welcome(Connection& c, Instant now);
+  void refuse(const Endpoint& from, std::uint64_t nonce, const Refusal& refusal, const ConnectionKeys& keys);
+  // Hashes.
+  void compare_hashes(Connection& c);
+  void diverged(Connection& c, std::uint64_t tick);
+  // Ticks and relays.
+  void assemble_ticks();
+  void send_to_all(Instant now);
+  void send_relay(Connection& c, Instant now);
+  // State transfer.
+  /// Who asks for a state transfer, as its limits count it.
+  struct TransferAsk {
+    bool spectator = false;
+    bool reclaim = false;
+    bool resync = false;
+    std::uint64_t client_id = 0;
+    boost::asio::ip::address address;
+  };
+  [[nodiscard]] static TransferAsk ask_of(const Connection& c);
+  /// The transfers under way (`self`'s not counted) as the limits count them for `ask`.
+  struct TransferCounts {
+    std::size_t reclaims = 0, others = 0, spectators = 0, same_address = 0, same_token = 0;
+  };
+  [[nodiscard]] TransferCounts transfer_counts(const TransferAsk& ask, const Connection* self) const;
+  /// Whether `ask` may start a transfer now beside those under way (`self` not counted): a joiner
+  /// without one is refused (busy), a resync waits its turn.
+  [[nodiscard]] bool transfer_room(const TransferAsk& ask, const Connection* self) const;
+  void start_transfers(Instant now);
+  void send_state(Connection& c, Instant now);
+  // Departures.
+  void depart(Connection& c, Departure how);
+  void say_goodbye(Connection& c);
+  void forget_departed();
+  void watch_silences(Instant now);
+  [[nodiscard]] bool blocked_too_long(std::uint8_t slot, Instant now) const;
+  // Time.
+  void poll_state(Instant now);
+  void poll_waiting(Instant now);
+  void poll_countdown(Instant now);
+  void poll_running(Instant now);
+  void review_delay(Instant now);
+  [[nodiscard]] std::optional<double> slowest_rtt_ms() const;
+  void finish(Outcome outcome, std::string message);
+  void set_slot(std::uint8_t slot, SlotStatus status);
+  [[nodiscard]] std::uint64_t notice_ticks() const;
+  [[nodiscard]] bool predicts() const { return config_.prediction_window != 0; }
+  Connection* find(std::uint8_t id);
+
+  HostProtocolConfig config_;
+  HostState state_ = HostState::waiting;
+  Instant created_;
+  Instant now_{0};               ///< the time of the call being handled
+  Instant known_advanced_at_{0}; ///< when the last tick was completed
+  std::optional<Instant> ending_since_;  ///< when the session reached its end tick, or desynced
+  Admission admission_;
+  KeyExchangePair host_key_;  ///< drawn once per host; its secret half is wiped with it
+  InputAssembly inputs_;
+  StateSender state_sender_;
+  DelayController delay_;
+  ClockPhases phases_;  ///< with prediction: the players' clocks against the host's
+  std::vector<Connection> connections_;
+  std::uint64_t slots_version_ = 1;
+  /// Per slot: the tick of its player's last divergence (resyncing), 0 for none.
+  std::array<std::uint64_t, k_max_session_players> slot_diverged_at_{};
+  std::vector<std::byte> relay_scratch_;
+  std::vector<std::byte> scratch_;  ///< a received datagram, opened in place
+  /// Joiner keys whose connect opened in the last 20 s (a cookie's life), oldest first.
+  std::deque<std::pair<PublicKey, Instant>> spent_;
+  bool token_expired_ = false;  ///< the last token checked had expired
+  PathChallengeCounts path_challenges_;
+  KeyWorkBudget key_work_;
+  bool wants_state_ = false;
+  bool reclaiming_ = false;  ///< a reclaim is taking a slot from its previous holder
+};
+
+}  // namespace lockstep::net

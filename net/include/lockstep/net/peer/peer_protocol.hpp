@@ -1,0 +1,164 @@
+#pragma once
+/// A joiner's side of the lockstep protocol, without I/O: a player or a spectator. It says hello
+/// until challenged, then connects with its key and credential until welcomed; checks that the
+/// host runs the same simulation (name, compatibility id, input size, configuration) before
+/// anything else, then sends its own inputs and hashes once a tick and takes the host's relayed
+/// ticks. Everything after the challenge is sealed under the connection's keys.
+///
+/// States: hello → challenged → welcomed → running → ended.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockstep/net/peer/state_receiver.hpp"
+#include "lockstep/net/protocol/lockstep_protocol.hpp"
+#include "lockstep/net/session/session_config.hpp"
+#include "lockstep/net/wire/packet_protection.hpp"
+
+namespace lockstep::net {
+
+/// Everything the peer protocol needs: the joiner's settings, and what this program's simulation
+/// accepts (which the session fills).
+struct PeerProtocolConfig : JoinSettings {
+  std::string sim_name;                  ///< this program's Simulation::k_name
+  std::uint64_t compatibility_id = 0;    ///< … and its compatibility id
+  std::uint32_t input_bytes = 0;
+  std::vector<std::byte> neutral_input;  ///< a default Input's bytes
+  /// Checks the host's simulation configuration for this program (decodes and validates it, and
+  /// that it has `players` players); returns why not, or nothing when it is acceptable.
+  std::function<std::optional<std::string>(std::span<const std::byte> config, std::uint32_t players,
+                                           std::uint64_t seed)>
+      check_config;
+  std::chrono::milliseconds hello_every{200};
+  std::chrono::milliseconds linger{1000};  ///< after the last tick, wait this long for the host's acks
+};
+
+enum class PeerState : std::uint8_t { hello, challenged, welcomed, running, ended };
+
+class PeerProtocol final : public LockstepProtocol {
+ public:
+  PeerProtocol(PeerProtocolConfig config, Instant now);
+
+  void receive(const Endpoint& from, std::span<const std::byte> datagram, Instant now) override;
+  void poll(Instant now) override;
+  [[nodiscard]] Instant next_wakeup() const override;
+  void add_local_input(std::uint64_t tick, std::span<const std::byte> input) override;
+  void on_stepped(std::uint64_t tick, std::uint64_t hash) override;
+  void leave(Instant now) override;
+  [[nodiscard]] std::optional<double> rtt_ms() const override { return rtt_.median_ms(); }
+  [[nodiscard]] std::int8_t clock_lead() const override { return lead_; }
+
+  [[nodiscard]] PeerState state() const { return state_; }
+  /// When it sent its first hello (the handshake's start), once it has.
+  [[nodiscard]] std::optional<Instant> first_hello_at() const { return first_hello_at_; }
+  /// The host's simulation configuration (canonical bytes), once welcomed.
+  [[nodiscard]] const std::vector<std::byte>& sim_config() const { return sim_config_; }
+  /// Own inputs given, through this tick, and those the host has acknowledged.
+  [[nodiscard]] std::uint64_t inputs_given() const { return own_through_; }
+  [[nodiscard]] std::uint64_t inputs_acked() const { return first_unacked_ - 1; }
+  /// A player's claim on its slot, to reconnect with later: once welcomed.
+  [[nodiscard]] std::optional<Reclaim> reclaim() const {
+    if (reconnect_key_ == 0) return std::nullopt;
+    return Reclaim{parameters().session, parameters().slot, reconnect_key_};
+  }
+
+  /// A late joiner starts from the state at this tick (0: from tick 1; the end tick for one that
+  /// arrives when every tick is stepped: it sees the last state), whose hash is state_hash().
+  [[nodiscard]] std::uint64_t start_tick() const { return incoming_.tick(); }
+  [[nodiscard]] std::uint64_t state_hash() const { return incoming_.hash(); }
+  /// Whether every piece of the state has arrived (and it has not been taken).
+  [[nodiscard]] bool state_complete() const { return incoming_.complete(); }
+  /// The whole state, once complete: handed over, and only once.
+  std::vector<std::byte> take_state() { return incoming_.take_state(); }
+  /// Whether the state on its way (or taken) is a resync's, not a late start's.
+  [[nodiscard]] bool resyncing() const { return resyncing_; }
+  /// The session built its simulation from the state and checked its hash: says so (an event).
+  /// Pieces that still arrive are acknowledged. After a resync, the hashes after the state's tick
+  /// are forgotten, to be stepped again.
+  void state_taken();
+
+ private:
+  void handle_handshake(const Header& h, std::span<const std::byte> datagram, Instant now);
+  void handle_welcome(const Header& h, const Welcome& welcome, Instant now);
+  void handle_relay(std::span<const std::byte> datagram, Instant now);
+  void handle_state(std::span<const std::byte> datagram);
+  void expect_state(const StateOffer& offer);
+  /// Relays leave this player's own slot out (it knows its inputs), except for one that joined
+  /// under way: its slot's inputs before it plays may be a previous holder's, which only the host
+  /// knows.
+  [[nodiscard]] bool own_slot_omitted() const {
+    return parameters().slot != k_no_slot && parameters().players > 1 && !joined_late_;
+  }
+  bool take_tick(std::uint64_t tick, std::span<const std::byte> others);
+  void take_acks(const Relay& relay);
+  void take_slots(const Relay& relay);
+  void handle_clear_refusal(std::span<const std::byte> datagram, Instant now);
+  void handle_challenge(const Challenge& challenge, Instant now);
+  void send_hello(Instant now);
+  /// Writes a message with `write(buffer, header)` and seals it under the connection's keys.
+  template <class Write>
+  void send_sealed(MessageType type, Write&& write) {
+    std::vector<std::byte>& out = outbox().next(config_.host);
+    write(out, Header{type, connection_, static_cast<std::uint16_t>(protection_->next_number())});
+    protection_->seal(out, k_sealed_header_bytes);
+  }
+  void send_update(Instant now);
+  void say_goodbye();
+  /// Ends the protocol with `outcome`, and says so with its event.
+  void stop(Outcome outcome, std::string message);
+  [[nodiscard]] std::string refusal_text(const Welcome& welcome) const;
+
+  PeerProtocolConfig config_;
+  PeerState state_ = PeerState::hello;
+  Instant asked_at_;
+  std::optional<Instant> first_hello_at_;
+  Instant last_heard_{0};
+  std::optional<Instant> finished_since_;  ///< when it stepped its last tick
+  /// This join's key pair: drawn once for every connect (again only when forged challenges name
+  /// more host keys than it keeps); wiped once the traffic keys are derived.
+  std::optional<KeyExchangePair> key_;
+  PublicKey own_key_{};                        ///< its public half
+  /// A host key a challenge named, with the handshake's keys under it and its latest cookie. Until a
+  /// welcome or refusal opens under one, each gets a connect: a challenge forged by someone who saw
+  /// the hello (without an invite, which names the key) cannot take the host's place.
+  struct HostCandidate {
+    PublicKey key{};
+    PacketProtection handshake;
+    Cookie cookie{};
+  };
+  static constexpr std::size_t k_max_host_candidates = 4;
+  std::uint64_t key_generation_ = 0;  ///< key pairs drawn before this one (a fifth host key renews it)
+  std::vector<HostCandidate> candidates_;
+  void send_connect(HostCandidate& candidate);
+  std::optional<PacketProtection> handshake_;  ///< the candidate whose welcome or refusal opened
+  std::optional<PacketProtection> protection_; ///< from the welcome on: everything else
+  std::uint8_t connection_ = 0;
+  std::optional<std::uint64_t> path_response_;  ///< the host's last path challenge, echoed
+  Instant path_response_until_{0};              ///< … in updates sent before this time
+  std::vector<std::byte> scratch_;              ///< a received datagram, opened in place
+  std::vector<std::byte> sim_config_;
+  std::vector<std::byte> own_;          ///< own inputs of ticks own_first_ … own_through_
+  std::uint64_t own_first_ = 0;
+  std::uint64_t own_through_ = 0;
+  std::uint64_t first_unacked_ = 0;     ///< the host holds own inputs before this tick
+  std::uint64_t hash_acked_ = 0;
+  std::uint64_t hashes_sent_through_ = 0;
+  Instant hashes_resent_at_{0};
+  std::uint64_t slots_version_ = 0;
+  bool host_left_ = false;
+  std::string advisory_refusal_;  ///< a refusal anyone could have forged: said only on a timeout
+  std::uint32_t sends_ = 0;
+  StateReceiver incoming_;  ///< a late joiner's or a resync's state on its way
+  bool resyncing_ = false;
+  std::uint64_t reconnect_key_ = 0;
+  bool joined_late_ = false;
+  RttMeter rtt_;
+  std::int8_t lead_ = 0;  ///< the host's last estimate of this player's clock lead (prediction)
+  std::vector<std::byte> tick_scratch_;
+};
+
+}  // namespace lockstep::net

@@ -1,0 +1,293 @@
+// HostProtocol's joiners: the glue between a hello and a playing connection — admission's
+// decisions applied (connections, slots, reclaims, the welcome) and the state transfers that
+// bring late joiners and diverged players to the session's state.
+
+#include <algorithm>
+
+#include "lockstep/net/host/host_protocol.hpp"
+
+namespace lockstep::net {
+namespace {
+
+/// A delay change, or a late player's first tick, applies this far past the known ticks, so
+/// everyone hears of it first.
+constexpr Duration k_notice = std::chrono::milliseconds(500);
+
+}  // namespace
+
+// --- Admission ------------------------------------------------------------------------------
+
+Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Role role, const CredentialCandidate& credential,
+                                PacketProtection handshake, Instant now) {
+  // Every check first, so that a refused joiner changes nothing.
+  const auto refuse_with = [&](const Refusal& refusal) {
+    refuse(from, connect.nonce, refusal, handshake.keys());
+    return nullptr;
+  };
+  if (credential.client_id != 0 && std::any_of(connections_.begin(), connections_.end(), [&](const Connection& c) {
+        return !c.is_gone() && c.client_id == credential.client_id;
+      }) && !connect.reclaim) {
+    return refuse_with({RefuseReason::key, "this connect token is in use by a joiner still in the session"});
+  }
+  std::variant<std::uint8_t, Refusal> place = admission_.place(role, connect.reclaim, places(), parameters().session);
+  // A token's fixed slot: that one, free or reclaimed, and no other.
+  if (const std::uint8_t* slot = std::get_if<std::uint8_t>(&place);
+      slot != nullptr && role == Role::player && credential.slot != k_no_slot && *slot != credential.slot) {
+    const bool free = std::none_of(connections_.begin(), connections_.end(), [&](const Connection& c) {
+      return !c.is_gone() && c.slot == credential.slot;
+    }) && slots()[credential.slot].state == SlotState::waiting;
+    place = free && !connect.reclaim ? std::variant<std::uint8_t, Refusal>(credential.slot)
+                                     : Refusal{RefuseReason::full, "the slot this token is for is taken"};
+  }
+  if (const Refusal* refusal = std::get_if<Refusal>(&place)) return refuse_with(*refusal);
+  const std::uint8_t slot = std::get<std::uint8_t>(place);
+  const std::uint8_t id = free_connection_id();
+  if (id == 0) return refuse_with({RefuseReason::full, "the session has no connection left"});
+  // A player admitted once the session is under way plays from a tick the host announces later;
+  // its slot stays as it is (waiting, or gone) until then. A joiner of a session under way
+  // starts from the host's state, not from tick 1, when there is one (as many transfers as the
+  // host serves is a refusal).
+  const bool late = slot != k_no_slot && state_ != HostState::waiting;
+  const bool awaits_state = (late || slot == k_no_slot) && state_ == HostState::running && own_tick() > 0;
+  // A joiner that would wait for its transfer is refused instead (it would wait unheard, and give
+  // up after its handshake's timeout).
+  if (awaits_state &&
+      !transfer_room({slot == k_no_slot, connect.reclaim.has_value(), false, credential.client_id, address_group(from)}, nullptr)) {
+    return refuse_with({RefuseReason::busy, "the host is busy sending its state to other joiners; try again in 2 s", 2000});
+  }
+  // The traffic keys: from a key pair drawn for this connection alone and the joiner's, mixed with
+  // the credential's secret and the handshake's keys. A copy of this connect admitted again would
+  // get other keys, so no nonce repeats and no datagram of this connection opens in another.
+  const KeyExchangePair ephemeral(admission_.random_bytes32());
+  std::optional<ConnectionKeys> traffic =
+      ConnectionKeys::for_host(ephemeral, connect.joiner_key, traffic_secret(credential.secret, handshake.keys()));
+  if (!traffic) return nullptr;  // a low-order joiner key, which the handshake's keys refused already
+  Connection c;
+  c.id = id;
+  c.endpoint = from;
+  c.handshake = std::move(handshake);
+  c.protection.emplace(std::move(*traffic));
+  c.host_ephemeral = ephemeral.public_key();
+  c.joiner_key = connect.joiner_key;
+  c.client_id = credential.client_id;
+  c.reclaimed = slot != k_no_slot && connect.reclaim.has_value();
+  c.nonce = connect.nonce;
+  c.slot = slot;
+  c.last_heard = now;
+  c.joined_late = late;
+  c.phase = awaits_state ? ConnectionPhase::awaiting_state : ConnectionPhase::welcomed;
+  if (slot != k_no_slot && connect.reclaim) {
+    reclaim_slot(slot);
+  } else if (slot != k_no_slot) {
+    admission_.new_slot_key(slot);
+  }
+  if (slot != k_no_slot && !late) set_slot(slot, {SlotState::active, 0, 0});
+  connections_.push_back(std::move(c));
+  if (slot == k_no_slot) emit(event::SpectatorJoined{});
+  else if (!late) emit(event::PlayerJoined{slot, 0});
+  return &connections_.back();
+}
+
+void HostProtocol::reclaim_slot(std::uint8_t slot) {
+  // Whoever holds the slot now is the process this one replaces, dead or about to be (its
+  // departure does not end a relay host's session: the slot has a player again).
+  reclaiming_ = true;
+  for (Connection& c : connections_) {
+    if (!c.is_gone() && c.slot == slot) depart(c, Departure::replaced);
+  }
+  reclaiming_ = false;
+  forget_departed();
+}
+
+Places HostProtocol::places() const {
+  Places p;
+  p.spectators = static_cast<std::size_t>(std::count_if(connections_.begin(), connections_.end(), [](const Connection& c) {
+    return !c.is_player() && !c.is_gone();
+  }));
+  p.over = state_ == HostState::ending || (state_ == HostState::running && own_tick() >= config_.end_tick);
+  p.free_slot = free_slot();
+  return p;
+}
+
+std::uint8_t HostProtocol::free_slot() const {
+  for (std::uint32_t p = 0; p < config_.players; ++p) {
+    const bool held = std::any_of(connections_.begin(), connections_.end(),
+                                  [&](const Connection& c) { return !c.is_gone() && c.slot == p; });
+    if (slots()[p].state == SlotState::waiting && !held) return static_cast<std::uint8_t>(p);
+  }
+  return k_no_slot;
+}
+
+std::uint8_t HostProtocol::free_connection_id() const {
+  // The smallest id not in use (0 when none is left): ids of joiners forgotten come back.
+  std::uint8_t id = 1;
+  const auto used = [&](std::uint8_t candidate) {
+    return std::any_of(connections_.begin(), connections_.end(), [&](const Connection& c) { return c.id == candidate; });
+  };
+  while (id != 0 && used(id)) ++id;
+  return id;
+}
+
+std::uint64_t HostProtocol::notice_ticks() const {
+  return static_cast<std::uint64_t>(config_.tick_rate_hz) * static_cast<std::uint64_t>(k_notice.count()) / 1'000'000;
+}
+
+void HostProtocol::activate(Connection& c) {
+  // Far enough ahead that the player has heard of it (and caught up) before its input is due;
+  // until then the slot's input is neutral.
+  const std::uint64_t known = ticks().known_through();
+  // With prediction every player's clock may run W ticks past what is known.
+  const std::uint64_t from =
+      std::max(known + widest_delay() + config_.prediction_window + notice_ticks(), inputs_.held_through(c.slot)) + 1;
+  inputs_.neutral_until(c.slot, from, known);
+  set_slot(c.slot, {SlotState::active, 0, from});
+  emit(event::PlayerJoined{c.slot, from});
+}
+
+void HostProtocol::welcome(Connection& c, Instant now) {
+  c.last_welcome = now;
+  Welcome w;
+  w.host_ephemeral = c.host_ephemeral;
+  w.nonce = c.nonce;
+  w.session = parameters().session;
+  w.slot = c.slot;
+  w.players = static_cast<std::uint8_t>(config_.players);
+  w.input_bytes = static_cast<std::uint8_t>(config_.input_bytes);
+  w.tick_rate_hz = static_cast<std::uint16_t>(config_.tick_rate_hz);
+  w.input_delay = static_cast<std::uint8_t>(config_.input_delay);
+  w.end_tick = config_.end_tick;
+  w.seed = config_.seed;
+  w.sim_name = config_.sim_name;
+  w.compatibility_id = config_.compatibility_id;
+  w.config = config_.sim_config;
+  if (c.transfer && state_sender_.has_state()) {
+    const StateSender::Snapshot& state = state_sender_.state();
+    w.start_tick = state.tick;
+    w.state_bytes = state.bytes.size();
+    w.state_hash = state.hash;
+  }
+  w.late = c.joined_late;
+  w.resync = config_.resync;
+  w.reconnect_key = c.is_player() ? admission_.slot_key(c.slot) : 0;
+  w.prediction_window = static_cast<std::uint8_t>(config_.prediction_window);
+  // Sealed once under the handshake's keys, with a random nonce: a welcome sent again, or one
+  // that follows a refusal of the same connect, never repeats one.
+  std::vector<std::byte>& out = outbox().next(c.endpoint);
+  write_welcome(out, Header{MessageType::welcome, c.id, 0}, w);
+  seal_once(out, k_sealed_header_bytes, c.handshake->keys(), once_nonce());
+}
+
+OnceNonce HostProtocol::once_nonce() {
+  OnceNonce once{};
+  const std::array<std::byte, 32> random = admission_.random_bytes32();
+  std::copy(random.begin(), random.begin() + k_once_nonce_bytes, once.begin());
+  return once;
+}
+
+void HostProtocol::refuse(const Endpoint& from, std::uint64_t nonce, const Refusal& refusal, const ConnectionKeys& keys) {
+  // Sealed once, with a random nonce: a connect may be refused again in other words before any
+  // packet number is agreed (and a refusal nobody sealed ends no joiner).
+  std::vector<std::byte>& out = outbox().next(from);
+  write_refuse(out, Header{MessageType::refuse, 0, 0}, {refusal.reason, k_protocol_version, nonce, refusal.text, refusal.retry_ms});
+  seal_once(out, k_sealed_header_bytes, keys, once_nonce());
+}
+
+// --- State transfer -------------------------------------------------------------------------
+
+std::size_t HostProtocol::transfers() const {
+  return static_cast<std::size_t>(std::count_if(connections_.begin(), connections_.end(),
+                                                [](const Connection& c) { return c.transfer && !c.is_gone(); }));
+}
+
+HostProtocol::TransferAsk HostProtocol::ask_of(const Connection& c) {
+  // A reclaimed player's later resync is a resync: it has no transfer of its own.
+  const bool resync = c.phase == ConnectionPhase::resyncing || (c.transfer && c.transfer->resync);
+  return {!c.is_player(), c.reclaimed && !resync, resync, c.client_id, address_group(c.endpoint)};
+}
+
+HostProtocol::TransferCounts HostProtocol::transfer_counts(const TransferAsk& ask, const Connection* self) const {
+  TransferCounts n;
+  for (const Connection& c : connections_) {
+    if (&c == self || c.is_gone() || !c.transfer) continue;
+    const TransferAsk held = ask_of(c);
+    if (held.reclaim) {
+      ++n.reclaims;
+      continue;
+    }
+    ++n.others;
+    if (held.resync) continue;  // the host's own decision: counted in the whole alone
+    n.spectators += held.spectator ? 1u : 0u;
+    n.same_address += held.address == ask.address ? 1u : 0u;
+    n.same_token += ask.client_id != 0 && held.client_id == ask.client_id ? 1u : 0u;
+  }
+  return n;
+}
+
+bool HostProtocol::transfer_room(const TransferAsk& ask, const Connection* self) const {
+  const TransferCounts n = transfer_counts(ask, self);
+  if (ask.reclaim && n.reclaims < k_reclaim_transfers) return true;
+  const std::size_t whole = n.others + (n.reclaims > k_reclaim_transfers ? n.reclaims - k_reclaim_transfers : 0);
+  if (whole >= k_max_state_transfers) return false;
+  if (ask.resync || ask.reclaim) return true;
+  return !(ask.spectator && n.spectators >= k_max_spectator_transfers) && n.same_address < k_max_transfers_per_address &&
+         n.same_token < k_max_transfers_per_token;
+}
+
+void HostProtocol::start_transfers(Instant now) {
+  for (Connection& c : connections_) {
+    if (!c.needs_state() || !transfer_room(ask_of(c), &c)) continue;
+    const bool resync = c.phase == ConnectionPhase::resyncing;
+    if (state_sender_.has_state() && resync && state_sender_.state().tick < slot_diverged_at_[c.slot]) {
+      // A diverged player goes back to a state at or after its divergence: one older than that,
+      // still being sent to others, is replaced once they have it.
+      if (transfers() > 0) continue;
+      state_sender_.release();
+    }
+    if (!state_sender_.has_state()) {
+      wants_state_ = true;  // the session provides it, and this runs again
+      return;
+    }
+    c.transfer = state_sender_.begin(now, Duration(config_.timeout_after));
+    if (resync) {
+      // Relays announce it; the player keeps its ticks and steps on from the state.
+      c.transfer->resync = true;
+      continue;
+    }
+    c.phase = ConnectionPhase::welcomed_late;
+    c.relay_ack = state_sender_.state().tick;  // relays carry the ticks after the state
+    c.hash_through = state_sender_.state().tick;
+    welcome(c, now);
+  }
+}
+
+void HostProtocol::provide_state(std::uint64_t tick, std::vector<std::byte> snapshot, std::uint64_t hash, Instant now) {
+  wants_state_ = false;
+  if (snapshot.empty() || snapshot.size() > k_max_state_transfer_bytes) {
+    // No state a joiner could take: the waiting joiners are refused rather than kept waiting.
+    for (Connection& c : connections_) {
+      if (c.phase == ConnectionPhase::resyncing && c.needs_state()) depart(c, Departure::dropped);
+      if (c.phase != ConnectionPhase::awaiting_state) continue;
+      refuse(c.endpoint, c.nonce, {RefuseReason::started, "the session is under way and its state cannot be sent"},
+             c.handshake->keys());
+      depart(c, Departure::refused);
+    }
+    return forget_departed();
+  }
+  state_sender_.provide({tick, std::move(snapshot), hash});
+  start_transfers(now);
+}
+
+void HostProtocol::send_state(Connection& c, Instant now) {
+  StateTransfer& t = *c.transfer;
+  // A resync's pieces follow the relay that announced them: before it they would be dropped.
+  if (t.resync && !t.announced) return;
+  const Duration timeout(config_.timeout_after);
+  if (StateSender::expired(t, now, timeout)) return depart(c, Departure::dropped);
+  for (const StatePieceDue& piece : state_sender_.due_pieces(t, now, c.rtt.median_ms(), timeout)) {
+    send_sealed(c, MessageType::state, [&](std::vector<std::byte>& out, const Header& h) {
+      write_state(out, h, {piece.offset, state_piece_checksum(piece.bytes), piece.bytes});
+    });
+  }
+}
+
+}  // namespace lockstep::net

@@ -1,0 +1,96 @@
+#include "lockstep/net/host/input_assembly.hpp"
+
+#include <algorithm>
+
+namespace lockstep::net {
+
+InputAssembly::InputAssembly(std::uint32_t players, std::vector<std::byte> neutral_input, std::uint32_t input_delay)
+    : input_bytes_(static_cast<std::uint32_t>(neutral_input.size())),
+      neutral_(std::move(neutral_input)),
+      input_delay_(input_delay),
+      held_(players),
+      through_(players) {
+  for (std::uint32_t p = 0; p < players; ++p) reset(static_cast<std::uint8_t>(p));
+  scratch_.reserve(static_cast<std::size_t>(players) * input_bytes_);
+}
+
+void InputAssembly::reset(std::uint8_t slot) {
+  held_[slot].clear();
+  for (std::uint32_t t = 0; t < input_delay_; ++t) held_[slot].insert(held_[slot].end(), neutral_.begin(), neutral_.end());
+  through_[slot] = input_delay_;
+}
+
+InputAssembly::Taken InputAssembly::take(std::uint8_t slot, std::uint64_t first_tick, std::span<const std::byte> inputs,
+                                         std::uint64_t limit, bool (*valid)(std::span<const std::byte>)) {
+  Taken taken;
+  std::vector<std::byte>& held = held_[slot];
+  std::uint64_t& through = through_[slot];
+  const std::size_t count = inputs.size() / input_bytes_;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t tick = first_tick + i;
+    if (tick <= through) continue;   // held already
+    if (tick != through + 1) break;  // a gap: the rest comes again
+    if (tick > limit) {
+      taken.far_ahead = true;
+      break;
+    }
+    std::span<const std::byte> input = inputs.subspan(i * input_bytes_, input_bytes_);
+    if (valid != nullptr && !valid(input)) {
+      // Not an input: the tick gets the neutral one (refusing it would stall everyone).
+      ++taken.invalid;
+      input = neutral_;
+    }
+    held.insert(held.end(), input.begin(), input.end());
+    ++through;
+  }
+  return taken;
+}
+
+bool InputAssembly::take_own(std::uint64_t tick, std::span<const std::byte> input) {
+  if (tick != through_[0] + 1 || input.size() != input_bytes_) return false;
+  held_[0].insert(held_[0].end(), input.begin(), input.end());
+  ++through_[0];
+  return true;
+}
+
+void InputAssembly::neutral_until(std::uint8_t slot, std::uint64_t from, std::uint64_t known_through) {
+  std::vector<std::byte>& held = held_[slot];
+  std::uint64_t& through = through_[slot];
+  if (through < known_through) {
+    held.clear();
+    through = known_through;
+  }
+  for (; through + 1 < from; ++through) held.insert(held.end(), neutral_.begin(), neutral_.end());
+}
+
+bool InputAssembly::neutral_at(const SlotStatus& slot, std::uint64_t tick) const {
+  return slot.state == SlotState::waiting || (slot.state == SlotState::gone && tick >= slot.neutral_from_tick);
+}
+
+std::optional<std::span<const std::byte>> InputAssembly::complete_tick(std::uint64_t tick, const SlotTable& slots) {
+  scratch_.clear();
+  for (std::size_t p = 0; p < held_.size(); ++p) {
+    if (neutral_at(slots[p], tick)) {
+      scratch_.insert(scratch_.end(), neutral_.begin(), neutral_.end());
+    } else if (through_[p] >= tick) {
+      const std::uint64_t first = through_[p] + 1 - held_[p].size() / input_bytes_;
+      const auto at = held_[p].begin() + static_cast<std::ptrdiff_t>((tick - first) * input_bytes_);
+      scratch_.insert(scratch_.end(), at, at + static_cast<std::ptrdiff_t>(input_bytes_));
+    } else {
+      return std::nullopt;
+    }
+  }
+  return std::span<const std::byte>(scratch_);
+}
+
+void InputAssembly::forget_assembled(std::uint64_t known_through) {
+  for (std::size_t p = 0; p < held_.size(); ++p) {
+    const std::uint64_t count = held_[p].size() / input_bytes_;
+    const std::uint64_t first = through_[p] + 1 - count;
+    if (count == 0 || first > known_through) continue;
+    const std::uint64_t assembled = std::min(count, known_through + 1 - first);
+    held_[p].erase(held_[p].begin(), held_[p].begin() + static_cast<std::ptrdiff_t>(assembled * input_bytes_));
+  }
+}
+
+}  // namespace lockstep::net

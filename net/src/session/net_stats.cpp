@@ -1,0 +1,97 @@
+#include "lockstep/net/session/net_stats.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace lockstep::net {
+
+namespace {
+
+std::string optional_ms(const std::optional<double>& ms, int decimals = 1) {
+  if (!ms) return "null";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", decimals, *ms);
+  return text;
+}
+
+std::string optional_ticks(const std::optional<std::uint64_t>& ticks) {
+  return ticks ? std::to_string(*ticks) : "null";
+}
+
+}  // namespace
+
+std::string stats_json(const NetStats& s) {
+  std::string dropped;
+  for (std::size_t i = 1; i < k_drop_reasons; ++i) {
+    if (s.dropped.counts[i] == 0) continue;
+    dropped += (dropped.empty() ? "\"" : ", \"") + std::string(drop_reason_name(static_cast<DropReason>(i))) +
+               "\": " + std::to_string(s.dropped.counts[i]);
+  }
+  std::string changes;
+  for (const DelayChange& c : s.delay_changes) {
+    changes += (changes.empty() ? "{\"tick\": " : ", {\"tick\": ") + std::to_string(c.tick) +
+               ", \"delay\": " + std::to_string(c.delay) + "}";
+  }
+  char rtt[32] = "null";
+  if (s.rtt_ms) std::snprintf(rtt, sizeof rtt, "%.3f", *s.rtt_ms);
+  return "{\"ticks\": " + std::to_string(s.ticks) + ", \"stall_ticks\": " + std::to_string(s.stall_ticks) +
+         ", \"behind_ticks\": " + std::to_string(s.behind_ticks) +
+         ", \"datagrams_sent\": " + std::to_string(s.datagrams_sent) +
+         ", \"datagrams_received\": " + std::to_string(s.datagrams_received) +
+         ", \"bytes_sent\": " + std::to_string(s.bytes_sent) + ", \"bytes_received\": " + std::to_string(s.bytes_received) +
+         ", \"rtt_ms\": " + rtt + ", \"input_delay\": " + std::to_string(s.input_delay) +
+         ", \"input_delay_changes\": [" + changes + "], \"welcomed_ms\": " + optional_ms(s.welcomed_ms, 3) +
+         ", \"state_bytes\": " + std::to_string(s.state_bytes) +
+         ", \"state_ms\": " + optional_ms(s.state_ms) + ", \"caught_up_ms\": " + optional_ms(s.caught_up_ms) + ", \"playing_ms\": " + optional_ms(s.playing_ms) +
+         ", \"desyncs\": " + std::to_string(s.desyncs) + ", \"resync_bytes\": " + std::to_string(s.resync_bytes) +
+         ", \"resync_ms\": " + optional_ms(s.resync_ms) +
+         ", \"prediction_window\": " + std::to_string(s.prediction_window) +
+         ", \"prediction_max\": " + std::to_string(s.prediction_max) + ", \"rollbacks\": " + std::to_string(s.rollbacks) +
+         ", \"resimulated_ticks\": " + std::to_string(s.resimulated_ticks) +
+         ", \"resimulated_max\": " + std::to_string(s.resimulated_max) +
+         ", \"input_latency_p50_ticks\": " + optional_ticks(s.input_latency_p50_ticks) +
+         ", \"input_latency_p99_ticks\": " + optional_ticks(s.input_latency_p99_ticks) +
+         ", \"path_challenges\": " + std::to_string(s.path_challenges) +
+         ", \"path_challenges_withheld\": " + std::to_string(s.path_challenges_withheld) +
+         ", \"dropped\": {" + dropped +
+         "}}\n";
+}
+
+std::string stats_line(const NetStats& s, const NetStats* since, double seconds) {
+  std::string dropped;
+  for (std::size_t i = 1; i < k_drop_reasons; ++i) {
+    if (s.dropped.counts[i] == 0) continue;
+    dropped += (dropped.empty() ? "" : ", ") + std::string(drop_reason_name(static_cast<DropReason>(i))) + " " +
+               std::to_string(s.dropped.counts[i]);
+  }
+  const bool rates = since != nullptr && seconds > 0.0;
+  auto amount = [&](std::uint64_t now, std::uint64_t before) {
+    return rates ? static_cast<double>(now - before) / seconds : static_cast<double>(now);
+  };
+  char prediction[160] = "";
+  if (s.input_latency_p50_ticks && s.input_latency_p99_ticks) {
+    std::snprintf(prediction, sizeof prediction, ", latency %llu/%llu ticks",
+                  static_cast<unsigned long long>(*s.input_latency_p50_ticks),
+                  static_cast<unsigned long long>(*s.input_latency_p99_ticks));
+  }
+  if (s.prediction_window != 0) {
+    const std::size_t used = std::char_traits<char>::length(prediction);
+    std::snprintf(prediction + used, sizeof prediction - used, ", prediction %llu/%u, rollbacks %.0f%s",
+                  static_cast<unsigned long long>(s.prediction_max), s.prediction_window,
+                  amount(s.rollbacks, rates ? since->rollbacks : 0), rates ? "/s" : "");
+  }
+  char line[560];
+  std::snprintf(line, sizeof line, "tick %llu, rtt %.1f ms, input delay %u, %s %llu%s, sent %.0f dgrams%s %.1f KB%s, "
+                "received %.0f dgrams%s %.1f KB%s, dropped %s",
+                static_cast<unsigned long long>(s.ticks), s.rtt_ms.value_or(0.0), s.input_delay,
+                s.paced ? "stalls" : "behind", static_cast<unsigned long long>(s.paced ? s.stall_ticks : s.behind_ticks),
+                prediction,
+                amount(s.datagrams_sent, rates ? since->datagrams_sent : 0), rates ? "/s" : "",
+                amount(s.bytes_sent, rates ? since->bytes_sent : 0) / 1024.0, rates ? "/s" : "",
+                amount(s.datagrams_received, rates ? since->datagrams_received : 0), rates ? "/s" : "",
+                amount(s.bytes_received, rates ? since->bytes_received : 0) / 1024.0, rates ? "/s" : "",
+                dropped.empty() ? "none" : dropped.c_str());
+  return line;
+}
+
+}  // namespace lockstep::net
