@@ -11,7 +11,7 @@
 
 #include "lockstep/cli/numbers.hpp"
 #include "lockstep/cli/progress.hpp"
-#include "lockstep/cli/view_protocol.hpp"
+#include "lockstep/cli/view/view_protocol.hpp"
 #include "lockstep/engine/hash_hex.hpp"
 #include "lockstep/replay/golden.hpp"
 #include "lockstep/replay/regular_file.hpp"

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "lockstep/cli/view_protocol.hpp"
+#include "lockstep/cli/view/view_protocol.hpp"
 #include "lockstep/engine/byte_io.hpp"
 
 using namespace lockstep;

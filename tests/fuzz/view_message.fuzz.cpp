@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "lockstep/cli/view_protocol.hpp"
+#include "lockstep/cli/view/view_protocol.hpp"
 
 namespace {
 

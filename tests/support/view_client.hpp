@@ -21,7 +21,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 // Beast's bundled zlib trips a false -Warray-bounds in GCC 12 at -O2 and above (as in
-// cli/src/view_server.cpp).
+// cli/src/view/view_server.cpp).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Warray-bounds"
@@ -31,7 +31,7 @@
 #pragma GCC diagnostic pop
 #endif
 
-#include "lockstep/cli/view_protocol.hpp"
+#include "lockstep/cli/view/view_protocol.hpp"
 
 namespace lockstep::testing {
 

@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "lockstep/cli/view_protocol.hpp"
-#include "lockstep/cli/view_server.hpp"
+#include "lockstep/cli/view/view_protocol.hpp"
+#include "lockstep/cli/view/view_server.hpp"
 #include "lockstep/engine/bot.hpp"
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/world.hpp"

@@ -38,8 +38,8 @@
 #include "lockstep/cli/detail/replay_commands.hpp"
 #include "lockstep/cli/detail/run_command.hpp"
 #include "lockstep/cli/detail/simulations.hpp"
-#include "lockstep/cli/detail/view_command.hpp"
 #include "lockstep/cli/hooks.hpp"
+#include "lockstep/cli/view/view_command.hpp"
 // The built-in world's hooks are visible wherever cli::main is, so that Hooks<World> means the
 // same in every program that names World.
 #include "lockstep/cli/world_hooks.hpp"

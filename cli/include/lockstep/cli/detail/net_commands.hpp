@@ -13,12 +13,12 @@
 #include <string>
 
 #include "lockstep/cli/command.hpp"
-#include "lockstep/cli/detail/live_view.hpp"
 #include "lockstep/cli/detail/local_invites.hpp"
 #include "lockstep/cli/detail/net_flags.hpp"
 #include "lockstep/cli/detail/run_command.hpp"
 #include "lockstep/cli/hooks.hpp"
 #include "lockstep/cli/stop_signal.hpp"
+#include "lockstep/cli/view/live_view.hpp"
 #include "lockstep/engine/state_hash.hpp"
 #include "lockstep/net/session/session_driver.hpp"
 

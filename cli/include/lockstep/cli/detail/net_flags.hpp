@@ -14,7 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "lockstep/cli/view_server.hpp"
+#include "lockstep/cli/view/view_server.hpp"
 #include "lockstep/net/io/fault_model.hpp"
 #include "lockstep/net/session/session_config.hpp"
 #include "lockstep/net/session/session_driver.hpp"

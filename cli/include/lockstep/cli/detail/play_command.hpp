@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "lockstep/cli/command.hpp"
-#include "lockstep/cli/detail/live_view.hpp"
 #include "lockstep/cli/detail/play_flags.hpp"
 #include "lockstep/cli/detail/run_command.hpp"
 #include "lockstep/cli/hooks.hpp"
 #include "lockstep/cli/stop_signal.hpp"
-#include "lockstep/cli/view_protocol.hpp"
-#include "lockstep/cli/view_server.hpp"
+#include "lockstep/cli/view/live_view.hpp"
+#include "lockstep/cli/view/view_protocol.hpp"
+#include "lockstep/cli/view/view_server.hpp"
 #include "lockstep/engine/fixed_clock.hpp"
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/replay/recorder.hpp"

@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "lockstep/cli/view_server.hpp"
+#include "lockstep/cli/view/view_server.hpp"
 
 namespace lockstep::cli::detail {
 

@@ -14,7 +14,7 @@
 
 #include "lockstep/cli/command.hpp"
 #include "lockstep/cli/detail/replay_commands.hpp"
-#include "lockstep/cli/detail/view_command.hpp"
+#include "lockstep/cli/view/view_command.hpp"
 #include "lockstep/replay/field_report.hpp"
 
 namespace lockstep::cli::detail {

@@ -1,13 +1,13 @@
 #pragma once
 // `lockstep view --static DIR`: the viewer's page and lockstep's WebAssembly engine written as a
 // folder that any static web server (or a browser, from disk) shows with no lockstep server: the
-// person opens a replay and the page re-simulates and verifies it (cli/view/engine.js).
+// person opens a replay and the page re-simulates and verifies it (cli/src/view/page/engine.js).
 
 #include <cstdint>
 #include <span>
 #include <string>
 
-#include "lockstep/cli/view_server.hpp"
+#include "lockstep/cli/view/view_server.hpp"
 #include "lockstep/engine/result.hpp"
 
 namespace lockstep::cli {

@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "lockstep/cli/detail/view_command.hpp"
 #include "lockstep/cli/hooks.hpp"
-#include "lockstep/cli/view_protocol.hpp"
-#include "lockstep/cli/view_server.hpp"
+#include "lockstep/cli/view/view_command.hpp"
+#include "lockstep/cli/view/view_protocol.hpp"
+#include "lockstep/cli/view/view_server.hpp"
 #include "lockstep/engine/runner.hpp"
 
 namespace lockstep::cli::detail {

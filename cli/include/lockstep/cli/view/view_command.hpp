@@ -18,8 +18,8 @@
 #include "lockstep/cli/detail/text.hpp"
 #include "lockstep/cli/hooks.hpp"
 #include "lockstep/cli/progress.hpp"
-#include "lockstep/cli/view_protocol.hpp"
-#include "lockstep/cli/view_server.hpp"
+#include "lockstep/cli/view/view_protocol.hpp"
+#include "lockstep/cli/view/view_server.hpp"
 #include "lockstep/replay/diff.hpp"
 #include "lockstep/replay/player.hpp"
 

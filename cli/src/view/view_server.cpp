@@ -1,4 +1,4 @@
-#include "lockstep/cli/view_server.hpp"
+#include "lockstep/cli/view/view_server.hpp"
 
 #include <deque>
 #include <map>

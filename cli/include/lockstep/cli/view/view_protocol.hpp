@@ -1,7 +1,7 @@
 #pragma once
 /// The viewer's WebSocket protocol (`lockstep view`, `play`, `--view`): what a page asks for and
 /// the frames it is sent, as explicit little-endian binary messages. The page's own decoder is in
-/// cli/view/viewer.js; this one is the server's, and any other client's.
+/// cli/src/view/page/viewer.js; this one is the server's, and any other client's.
 ///
 /// Page → server, one binary message each, at most k_max_request_bytes:
 ///   frames   u8 1, u64 from_tick, u16 count (1 … k_max_frames_per_request)

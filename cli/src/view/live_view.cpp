@@ -1,4 +1,4 @@
-#include "lockstep/cli/detail/live_view.hpp"
+#include "lockstep/cli/view/live_view.hpp"
 
 #include <cstdio>
 

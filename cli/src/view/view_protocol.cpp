@@ -1,4 +1,4 @@
-#include "lockstep/cli/view_protocol.hpp"
+#include "lockstep/cli/view/view_protocol.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,11 +1,11 @@
-#include "lockstep/cli/detail/view_command.hpp"
+#include "lockstep/cli/view/view_command.hpp"
 
 #include <cstdio>
 #include <filesystem>
 
 #include "lockstep/cli/numbers.hpp"
 #include "lockstep/cli/stop_signal.hpp"
-#include "lockstep/cli/view_static.hpp"
+#include "lockstep/cli/view/view_static.hpp"
 
 namespace lockstep::cli::detail {
 

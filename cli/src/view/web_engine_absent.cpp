@@ -1,5 +1,5 @@
 // A build configured without LOCKSTEP_WEB_ENGINE: `view --static` has no engine to write.
-#include "lockstep/cli/view_static.hpp"
+#include "lockstep/cli/view/view_static.hpp"
 
 namespace lockstep::cli {
 

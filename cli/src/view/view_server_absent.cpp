@@ -2,7 +2,7 @@
 // `--view` end with one error line, and everything else works. Such a build leaves out Boost.Beast,
 // the largest part of compiling lockstep, for targets that only run simulations (the
 // cross-architecture check, WebAssembly).
-#include "lockstep/cli/view_server.hpp"
+#include "lockstep/cli/view/view_server.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

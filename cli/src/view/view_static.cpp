@@ -1,4 +1,4 @@
-#include "lockstep/cli/view_static.hpp"
+#include "lockstep/cli/view/view_static.hpp"
 
 #include <filesystem>
 #include <fstream>
