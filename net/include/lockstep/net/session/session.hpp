@@ -48,7 +48,7 @@
 #include "lockstep/engine/state_hash.hpp"
 #include "lockstep/net/host/host_protocol.hpp"
 #include "lockstep/net/peer/peer_protocol.hpp"
-#include "lockstep/net/session/desync_evidence.hpp"
+#include "lockstep/net/session/evidence_keeper.hpp"
 #include "lockstep/net/session/net_stats.hpp"
 #include "lockstep/net/session/prediction.hpp"
 #include "lockstep/net/session/session_config.hpp"
@@ -71,10 +71,6 @@ class Session {
  public:
   using Input = typename S::Input;
   static constexpr std::uint32_t k_input_bytes = static_cast<std::uint32_t>(Input::k_bytes);
-  /// The snapshots kept for desync evidence: the state at any of the last this-many ticks.
-  static constexpr std::uint64_t k_evidence_ring = 64;
-  /// Evidence folders a participant writes at most in one session.
-  static constexpr std::uint32_t k_max_evidence = 8;
   /// A predictor: the input `player` is expected to give at `tick`, from its last confirmed one.
   using Predictor = std::function<Input(std::uint32_t player, std::uint64_t tick, const Input& last_confirmed)>;
 
@@ -432,9 +428,9 @@ class Session {
         return fail_session("cannot record: " + recorded.error().message);
       }
     }
-    runner_->save_into(ring_[next % k_evidence_ring]);
+    const std::optional<std::uint64_t> forget_through = evidence_.note_stepped(*runner_);
     protocol_->on_stepped(next, runner_->hash());
-    if (next % k_tick_window == 0) keep_state(next);
+    if (forget_through) protocol_->forget_through(*forget_through);
     if (!predicting() && due_ > 0) --due_;
     if (next > present_) {
       present_ = next;
@@ -575,7 +571,7 @@ class Session {
   Status start_runner(Runner<S> runner) {
     runner_.emplace(std::move(runner));
     restart_present();
-    if (kept_.empty()) kept_.push_back({runner_->tick(), {}});  // from the configuration
+    evidence_.start_from_configuration(runner_->tick());
     decoded_.resize(runner_->simulation().players());
     clock_.emplace(parameters().tick_rate_hz, 8);
     if (record_.empty()) return {};
@@ -686,7 +682,7 @@ class Session {
     Result<Runner<S>> runner = runner_from_state(snapshot, tick, expected_hash);
     if (!runner) return runner.error();
     state_bytes_ = snapshot.size();
-    kept_.assign(1, {tick, std::move(snapshot)});
+    evidence_.start_from_state(tick, std::move(snapshot));
     state_at_ = now_;
     clock_ticks_ = tick;
     catching_up_ = is_player();
@@ -721,7 +717,7 @@ class Session {
     ++resyncs_;
     resync_bytes_ += snapshot.size();
     if (resync_heard_at_) resync_ms_ = static_cast<double>((now_ - *resync_heard_at_).count()) / 1000.0;
-    kept_.assign(1, {tick, std::move(snapshot)});
+    evidence_.start_from_state(tick, std::move(snapshot));
     catching_up_ = is_player();
     if (!recorder_) return {};
     if (Status finished = recorder_->finish(); !finished) return finished;
@@ -746,14 +742,6 @@ class Session {
     if (window_ == 0 || window_ > parameters().prediction_window) window_ = parameters().prediction_window;
     prediction_.reset(runner_->simulation().players());
     has_previous_ = false;
-  }
-
-  /// Every k_tick_window ticks: the state is kept, and everything before the one but last kept
-  /// state forgotten (evidence re-simulates from a kept state; nothing older is needed).
-  void keep_state(std::uint64_t tick) {
-    kept_.push_back({tick, runner_->save().bytes});
-    if (kept_.size() > 2) kept_.pop_front();
-    protocol_->forget_through(kept_.front().tick);
   }
 
   /// A player that starts from a state (late, or resynced) steps as fast as it can until it is
@@ -800,26 +788,9 @@ class Session {
   /// Writes this participant's evidence of a desync at `desync_tick` (its state then, or its
   /// latest if that is gone from the ring); returns the folder, or why it could not be written.
   std::string write_evidence(std::uint64_t desync_tick, const std::string& suffix) {
-    // A session that keeps desyncing (resyncing) writes no more than a few folders.
-    if (evidence_written_ >= k_max_evidence) {
-      return "none: this participant has written " + std::to_string(k_max_evidence) + " evidence folders already";
-    }
-    ++evidence_written_;
-    // The replay goes from the latest state kept before the desync.
-    const auto from = std::find_if(kept_.rbegin(), kept_.rend(), [&](const KeptState& k) { return k.tick < desync_tick; });
-    if (from == kept_.rend()) {
-      // A late joiner whose start state is already past the desync has nothing to show of it.
-      return "none: the desync is at tick " + std::to_string(desync_tick) +
-             ", before this participant's earliest kept state, of tick " + std::to_string(kept_.front().tick);
-    }
-    const std::uint64_t at = std::min(desync_tick, tick());
-    const std::uint64_t kept = tick() - at < k_evidence_ring ? at : tick();
     const std::string who = host_ != nullptr ? "host" : parameters().slot == k_no_slot ? "spectator" : "slot" + std::to_string(parameters().slot);
-    Result<std::string> evidence = write_desync_evidence<S>(
-        evidence_dir_, "lockstep-desync-" + hash_hex(parameters().session) + "-" + who + suffix, config_, seed_,
-        protocol_->ticks(), std::min(desync_tick, protocol_->ticks().known_through()), ring_[kept % k_evidence_ring],
-        desync_tick, from->snapshot);
-    return evidence ? evidence.value() : evidence.error().message;
+    return evidence_.write(evidence_dir_, "lockstep-desync-" + hash_hex(parameters().session) + "-" + who + suffix, config_,
+                           seed_, protocol_->ticks(), desync_tick, tick());
   }
 
   void finish(SessionResult r) {
@@ -837,7 +808,6 @@ class Session {
   std::optional<replay::Recorder<S>> recorder_;
   std::optional<FixedClock> clock_;
   std::vector<Input> decoded_;
-  std::array<std::vector<std::byte>, k_evidence_ring> ring_{};
   Instant now_{0};
   Instant last_frame_{0};
   bool started_ = false;
@@ -853,13 +823,7 @@ class Session {
   std::function<void(S&)> perturb_;
   std::optional<SessionResult> result_;
   std::vector<std::byte> frame_buffer_;
-  /// The states evidence re-simulates from: the one this participant started from (empty: from the
-  /// configuration), then one every k_tick_window ticks, the last two kept.
-  struct KeptState {
-    std::uint64_t tick = 0;
-    std::vector<std::byte> snapshot;
-  };
-  std::deque<KeptState> kept_;
+  EvidenceKeeper<S> evidence_;
   // A late joiner: when it held its state and caught up.
   std::uint64_t state_bytes_ = 0;
   Instant joined_at_{0};
@@ -873,7 +837,6 @@ class Session {
   std::uint64_t desyncs_ = 0;
   std::uint64_t resync_bytes_ = 0;
   std::uint64_t resyncs_ = 0;
-  std::uint32_t evidence_written_ = 0;
   std::optional<Instant> resync_heard_at_;
   std::optional<double> resync_ms_;
   std::deque<ProtocolEvent> events_;  ///< the session's own (desync_recorded), before the protocol's

@@ -1,0 +1,83 @@
+#pragma once
+/// What a participant keeps so that it can leave evidence of a desync: its own state at each of
+/// the last k_ring ticks, and the states a replay of the agreed inputs re-simulates from (the one
+/// it started from, then one every k_tick_window ticks, the last two kept). A session owns one.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockstep/engine/runner.hpp"
+#include "lockstep/engine/simulation.hpp"
+#include "lockstep/net/protocol/tick_log.hpp"
+#include "lockstep/net/session/desync_evidence.hpp"
+
+namespace lockstep::net {
+
+template <Simulation S>
+class EvidenceKeeper {
+ public:
+  /// The snapshots kept: the state at any of the last this-many ticks.
+  static constexpr std::uint64_t k_ring = 64;
+  /// Evidence folders a participant writes at most in one session.
+  static constexpr std::uint32_t k_max_folders = 8;
+
+  /// The participant's first state is its configuration's, at `tick` (unless it started from one).
+  void start_from_configuration(std::uint64_t tick) {
+    if (kept_.empty()) kept_.push_back({tick, {}});
+  }
+  /// The participant (starts again) from the host's state at `tick`: replays start there.
+  void start_from_state(std::uint64_t tick, std::vector<std::byte> snapshot) { kept_.assign(1, {tick, std::move(snapshot)}); }
+
+  /// The runner stepped a confirmed tick: its state joins the ring; every k_tick_window ticks it is
+  /// also kept to re-simulate from. Returns the tick through which nothing older is needed (for
+  /// the protocol to forget), when that moved.
+  std::optional<std::uint64_t> note_stepped(const Runner<S>& runner) {
+    const std::uint64_t tick = runner.tick();
+    runner.save_into(ring_[tick % k_ring]);
+    if (tick % k_tick_window != 0) return std::nullopt;
+    kept_.push_back({tick, runner.save().bytes});
+    if (kept_.size() > 2) kept_.pop_front();
+    return kept_.front().tick;
+  }
+
+  /// Writes the evidence of a desync at `desync_tick` into `dir/name` (this participant's state
+  /// then, or its latest at `current_tick` if that is gone from the ring); returns the folder, or
+  /// why it could not be written.
+  std::string write(const std::string& dir, const std::string& name, const typename S::Config& config,
+                    std::uint64_t seed, const TickLog& ticks, std::uint64_t desync_tick, std::uint64_t current_tick) {
+    // A session that keeps desyncing (resyncing) writes no more than a few folders.
+    if (written_ >= k_max_folders) {
+      return "none: this participant has written " + std::to_string(k_max_folders) + " evidence folders already";
+    }
+    ++written_;
+    // The replay goes from the latest state kept before the desync.
+    const auto from = std::find_if(kept_.rbegin(), kept_.rend(), [&](const Kept& k) { return k.tick < desync_tick; });
+    if (from == kept_.rend()) {
+      // A late joiner whose start state is already past the desync has nothing to show of it.
+      return "none: the desync is at tick " + std::to_string(desync_tick) +
+             ", before this participant's earliest kept state, of tick " + std::to_string(kept_.front().tick);
+    }
+    const std::uint64_t at = std::min(desync_tick, current_tick);
+    const std::uint64_t own = current_tick - at < k_ring ? at : current_tick;
+    Result<std::string> evidence =
+        write_desync_evidence<S>(dir, name, config, seed, ticks, std::min(desync_tick, ticks.known_through()),
+                                 ring_[own % k_ring], desync_tick, from->snapshot);
+    return evidence ? evidence.value() : evidence.error().message;
+  }
+
+ private:
+  struct Kept {
+    std::uint64_t tick = 0;
+    std::vector<std::byte> snapshot;  ///< empty: the configuration's state
+  };
+  std::array<std::vector<std::byte>, k_ring> ring_{};
+  std::deque<Kept> kept_;
+  std::uint32_t written_ = 0;
+};
+
+}  // namespace lockstep::net
