@@ -13,6 +13,7 @@
 #include "lockstep_binary.hpp"
 #include "process.hpp"
 
+using lockstep::testing::k_two_simulations;
 using lockstep::testing::ProcessResult;
 using lockstep::testing::run_process;
 using lockstep::testing::RunningProcess;
@@ -21,7 +22,6 @@ using lockstep::testing::k_lockstep;
 
 namespace {
 
-const std::string k_two = TWO_SIMULATIONS_BINARY;
 const std::string k_particle = PARTICLE_BINARY;
 const std::string k_duel = DUEL_BINARY;
 /// A host gives up waiting for its players after this long (exit 3): when a joiner fails, the test
@@ -35,38 +35,38 @@ std::string hash_of(const std::string& last_line) { return last_line.substr(last
 TEST_CASE("cli::main of two simulations plays each one's replays by the name they record",
           "[tools][cli]") {
   TempDir dir;
-  const ProcessResult walkers = run_process(k_two, {"run", "--ticks", "300", "--record", dir.file("w.lsr")});
+  const ProcessResult walkers = run_process(k_two_simulations, {"run", "--ticks", "300", "--record", dir.file("w.lsr")});
   REQUIRE(walkers.exit_code == 0);
   CHECK(walkers.out.find("simulation lockstep.test.walkers: 2 players (bots)") != std::string::npos);
   const ProcessResult world =
-      run_process(k_two, {"run", "--sim", "lockstep.world2d", "--scene", "ball", "--ticks", "300", "--record", dir.file("b.lsr")});
+      run_process(k_two_simulations, {"run", "--sim", "lockstep.world2d", "--scene", "ball", "--ticks", "300", "--record", dir.file("b.lsr")});
   REQUIRE(world.exit_code == 0);
   // The world's run is the lockstep program's run, hash for hash.
   CHECK(world.last_line() == run_process(k_lockstep, {"run", "--scene", "ball", "--ticks", "300"}).last_line());
 
-  const ProcessResult walker_replay = run_process(k_two, {"replay", dir.file("w.lsr")});
+  const ProcessResult walker_replay = run_process(k_two_simulations, {"replay", dir.file("w.lsr")});
   CHECK(walker_replay.exit_code == 0);
   CHECK(walker_replay.last_line() == "ok 300 ticks verified, 300 hashes checked, final hash " + hash_of(walkers.last_line()));
-  const ProcessResult world_replay = run_process(k_two, {"replay", dir.file("b.lsr")});
+  const ProcessResult world_replay = run_process(k_two_simulations, {"replay", dir.file("b.lsr")});
   CHECK(world_replay.exit_code == 0);
   CHECK(world_replay.last_line() == "ok 300 ticks verified, 300 hashes checked, final hash " + hash_of(world.last_line()));
-  CHECK(run_process(k_two, {"info", dir.file("w.lsr")}).out.find("simulation  lockstep.test.walkers") != std::string::npos);
-  CHECK(run_process(k_two, {"info", dir.file("b.lsr")}).out.find("scene       ball") != std::string::npos);
-  CHECK(run_process(k_two, {"export", dir.file("w.lsr"), "--every", "100"}).lines().size() == 4);
+  CHECK(run_process(k_two_simulations, {"info", dir.file("w.lsr")}).out.find("simulation  lockstep.test.walkers") != std::string::npos);
+  CHECK(run_process(k_two_simulations, {"info", dir.file("b.lsr")}).out.find("scene       ball") != std::string::npos);
+  CHECK(run_process(k_two_simulations, {"export", dir.file("w.lsr"), "--every", "100"}).lines().size() == 4);
 
   // The walkers' own options, declared through their hooks, build the recorded configuration.
-  REQUIRE(run_process(k_two, {"run", "--ring", "50", "--players", "3", "--ticks", "10", "--record", dir.file("r.lsr")})
+  REQUIRE(run_process(k_two_simulations, {"run", "--ring", "50", "--players", "3", "--ticks", "10", "--record", dir.file("r.lsr")})
               .exit_code == 0);
-  const ProcessResult ring = run_process(k_two, {"info", dir.file("r.lsr")});
+  const ProcessResult ring = run_process(k_two_simulations, {"info", dir.file("r.lsr")});
   CHECK(ring.out.find("\"players\": 3") != std::string::npos);
   CHECK(ring.out.find("\"ring\": 50") != std::string::npos);
-  const ProcessResult too_many = run_process(k_two, {"run", "--players", "9"});
+  const ProcessResult too_many = run_process(k_two_simulations, {"run", "--players", "9"});
   CHECK(too_many.exit_code == 2);
   CHECK(too_many.err == "error: walkers take 1 to 8 players, not 9\n");
 
   // Each simulation keeps its own options; a name the program does not know is refused.
-  CHECK(run_process(k_two, {"run", "--scene", "ball"}).exit_code == 2);
-  const ProcessResult unknown = run_process(k_two, {"run", "--sim", "nope"});
+  CHECK(run_process(k_two_simulations, {"run", "--scene", "ball"}).exit_code == 2);
+  const ProcessResult unknown = run_process(k_two_simulations, {"run", "--sim", "nope"});
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err.rfind("error: ", 0) == 0);
   // The lockstep program knows only the built-in world, and says so.
@@ -104,11 +104,11 @@ TEST_CASE("a simulation's predict_input hook is what host and join predict with,
   const std::string port = std::to_string(lockstep::testing::free_udp_port());
   // 45 ms each way, 5 ticks and more of round trip against a local delay of 1: both players
   // predict the other all the session long, and more so on a loaded machine, never less.
-  RunningProcess host(k_two, {"host", "--open", "--port", port, "--players", "2", "--bot", "--ticks", "300",
+  RunningProcess host(k_two_simulations, {"host", "--open", "--port", port, "--players", "2", "--bot", "--ticks", "300",
                               "--rollback", "8", "--netsim", "delay=45,seed=1", "--record", dir.file("host.lsr"),
                               "--stats-json", dir.file("host.json"), "--wait-timeout", k_wait_timeout_s});
   REQUIRE(host.wait_for("host: session"));
-  RunningProcess peer(k_two, {"join", "127.0.0.1:" + port, "--bot", "--netsim", "delay=45,seed=2",
+  RunningProcess peer(k_two_simulations, {"join", "127.0.0.1:" + port, "--bot", "--netsim", "delay=45,seed=2",
                               "--record", dir.file("peer.lsr"), "--stats-json", dir.file("peer.json")});
   const ProcessResult hosted = host.finish();
   const ProcessResult joined = peer.finish();

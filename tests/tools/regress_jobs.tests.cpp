@@ -14,6 +14,7 @@
 #include "lockstep_binary.hpp"
 #include "process.hpp"
 
+using lockstep::testing::k_two_simulations;
 using lockstep::testing::lockstep_cli;
 using lockstep::testing::ProcessResult;
 using lockstep::testing::run_process;
@@ -22,7 +23,6 @@ using lockstep::testing::TempDir;
 namespace {
 
 /// The program whose regress runs `.rendezvous` cases besides replays of its walkers.
-const std::string k_two = TWO_SIMULATIONS_BINARY;
 
 void copy_golden(const std::string& name, const std::string& to) {
   std::filesystem::copy_file(std::string(LOCKSTEP_GOLDEN_DIR) + "/" + name, to);
@@ -77,7 +77,7 @@ TEST_CASE("regress -j 2 runs two cases at once: each waits for the other to begi
   std::filesystem::create_directories(dir.file("markers"));
   rendezvous_case(dir.file("cases/a.rendezvous"), {"arrive a", "await b"});
   rendezvous_case(dir.file("cases/b.rendezvous"), {"arrive b", "await a"});
-  const ProcessResult together = run_process(k_two, {"regress", dir.file("cases"), "-j", "2", "--case-timeout", "60"});
+  const ProcessResult together = run_process(k_two_simulations, {"regress", dir.file("cases"), "-j", "2", "--case-timeout", "60"});
   INFO(together.out << together.err);
   CHECK(together.exit_code == 0);
   CHECK(together.lines() == std::vector<std::string>{"PASS a: arrive a, await b", "PASS b: arrive b, await a",
@@ -85,7 +85,7 @@ TEST_CASE("regress -j 2 runs two cases at once: each waits for the other to begi
 
   std::filesystem::remove_all(dir.file("markers"));
   std::filesystem::create_directories(dir.file("markers"));
-  const ProcessResult alone = run_process(k_two, {"regress", dir.file("cases"), "-j", "1", "--case-timeout", "3"});
+  const ProcessResult alone = run_process(k_two_simulations, {"regress", dir.file("cases"), "-j", "1", "--case-timeout", "3"});
   INFO(alone.out << alone.err);
   CHECK(alone.exit_code == 1);
   // b found the marker a left before it was stopped.
@@ -100,11 +100,11 @@ TEST_CASE("a case past its budget is stopped and fails alone; the cases beside i
   TempDir dir;
   std::filesystem::create_directories(dir.file("cases"));
   std::filesystem::create_directories(dir.file("markers"));
-  const ProcessResult recorded = run_process(k_two, {"run", "--ticks", "60", "--record", dir.file("cases/a-walkers.lsr")});
+  const ProcessResult recorded = run_process(k_two_simulations, {"run", "--ticks", "60", "--record", dir.file("cases/a-walkers.lsr")});
   REQUIRE(recorded.exit_code == 0);
   rendezvous_case(dir.file("cases/b-endless.rendezvous"), {"arrive b", "await nobody"});
   rendezvous_case(dir.file("cases/c-arrives.rendezvous"), {"arrive c"});
-  const ProcessResult r = run_process(k_two, {"regress", dir.file("cases"), "-j", "2", "--case-timeout", "3"});
+  const ProcessResult r = run_process(k_two_simulations, {"regress", dir.file("cases"), "-j", "2", "--case-timeout", "3"});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.lines() == std::vector<std::string>{"PASS a-walkers.lsr: 60 ticks, 60 hashes agree",

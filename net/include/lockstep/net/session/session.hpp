@@ -49,9 +49,11 @@
 #include "lockstep/net/host/host_protocol.hpp"
 #include "lockstep/net/peer/peer_protocol.hpp"
 #include "lockstep/net/session/evidence_keeper.hpp"
+#include "lockstep/net/session/join_timeline.hpp"
 #include "lockstep/net/session/net_stats.hpp"
 #include "lockstep/net/session/prediction.hpp"
 #include "lockstep/net/session/session_config.hpp"
+#include "lockstep/net/session/step_cost_meter.hpp"
 #include "lockstep/replay/recorder.hpp"
 
 namespace lockstep::net {
@@ -134,7 +136,7 @@ class Session {
     PeerProtocol* typed = protocol.get();
     Session session(std::move(protocol), join);
     session.peer_ = typed;
-    session.joined_at_ = now;
+    session.timeline_.joined_at = now;
     return session;
   }
 
@@ -286,10 +288,10 @@ class Session {
   /// its thread's CPU time, thread_cpu_time()). A frame's work is up to W + D + 1 steps; when that many would not fit a tick,
   /// the session predicts less far (prediction_window() says how far). Unset: no timing, the
   /// host's W always (virtual time, where a step costs nothing).
-  void set_step_clock(std::function<Instant()> clock) { step_clock_ = std::move(clock); }
+  void set_step_clock(std::function<Instant()> clock) { step_cost_.set_clock(std::move(clock)); }
   /// The mean cost of a step as the step clock measured it, in microseconds (0: not measured).
   /// Spectators and lockstep players measure it too, though only prediction uses it.
-  [[nodiscard]] double step_cost_us() const { return step_cost_us_; }
+  [[nodiscard]] double step_cost_us() const { return step_cost_.mean_us(); }
   /// With prediction: how the others' inputs are predicted (unset: each repeats its last
   /// confirmed input). A wrong prediction costs a rollback, never a desync.
   void set_predictor(Predictor predictor) { predictor_ = std::move(predictor); }
@@ -333,12 +335,7 @@ class Session {
     s.prediction_max = prediction_max_;
     s.input_latency_p50_ticks = latency_.percentile(0.5);
     s.input_latency_p99_ticks = latency_.percentile(0.99);
-    if (welcomed_at_ && peer_->first_hello_at()) {
-      s.welcomed_ms = static_cast<double>((*welcomed_at_ - *peer_->first_hello_at()).count()) / 1000.0;
-    }
-    if (state_at_) s.state_ms = static_cast<double>((*state_at_ - joined_at_).count()) / 1000.0;
-    if (caught_up_at_) s.caught_up_ms = static_cast<double>((*caught_up_at_ - joined_at_).count()) / 1000.0;
-    if (playing_at_) s.playing_ms = static_cast<double>((*playing_at_ - joined_at_).count()) / 1000.0;
+    timeline_.add_to(s, peer_ != nullptr ? peer_->first_hello_at() : std::nullopt);
     s.desyncs = desyncs_;
     s.resync_bytes = resync_bytes_;
     s.resync_ms = resync_ms_;
@@ -438,8 +435,8 @@ class Session {
     }
     note_catch_up();
     // A player that joined under way plays once it steps the first tick of its own inputs.
-    if (!playing_at_ && is_player() && next == protocol_->own_inputs_from() && next > parameters().input_delay + 1) {
-      playing_at_ = now_;
+    if (!timeline_.playing_at && is_player() && next == protocol_->own_inputs_from() && next > parameters().input_delay + 1) {
+      timeline_.playing_at = now_;
     }
     return true;
   }
@@ -520,24 +517,15 @@ class Session {
   }
 
   /// The step clock's time, when there is one.
-  [[nodiscard]] Instant step_began() const { return step_clock_ ? step_clock_() : Instant{0}; }
-  /// A step that began at `began` ended now: its cost joins the mean, and with prediction the
-  /// window in force becomes what fits a tick (a frame's work is at most W + D + 1 steps). The
-  /// first k_cost_warmup steps only start the mean (the first ones run cold); after them one
-  /// step counts for at most four times the mean (a step the scheduler paused is no measure), a
-  /// sixteenth each. A smaller window takes effect as the confirmed tick comes within it: the
-  /// present is never further ahead than the window in force, once it is.
+  [[nodiscard]] Instant step_began() const { return step_cost_.begin(); }
+  /// A step that began at `began` ended now: its cost joins the mean (StepCostMeter), and with
+  /// prediction the window in force becomes what fits a tick (a frame's work is at most W + D + 1
+  /// steps). A smaller window takes effect as the confirmed tick comes within it: the present is
+  /// never further ahead than the window in force, once it is.
   void note_step_cost(Instant began) {
-    if (!step_clock_) return;
-    const auto cost = static_cast<double>((step_clock_() - began).count());
-    ++costs_measured_;
-    if (costs_measured_ <= k_cost_warmup) {
-      step_cost_us_ += (cost - step_cost_us_) / static_cast<double>(costs_measured_);
-      return;
-    }
-    step_cost_us_ += (std::min(cost, 4.0 * step_cost_us_ + 1.0) - step_cost_us_) / 16.0;
-    if (!predicting() || step_cost_us_ <= 0) return;
-    const double fit = 1e6 / static_cast<double>(parameters().tick_rate_hz) / step_cost_us_;
+    if (!step_cost_.end(began)) return;
+    if (!predicting() || step_cost_.mean_us() <= 0) return;
+    const double fit = 1e6 / static_cast<double>(parameters().tick_rate_hz) / step_cost_.mean_us();
     const double room = fit - static_cast<double>(protocol_->input_delay_after(present_)) - 1.0;
     const auto target = static_cast<std::uint32_t>(
         std::clamp(std::floor(room), 0.0, static_cast<double>(parameters().prediction_window)));
@@ -592,7 +580,9 @@ class Session {
     }
     if (protocol_->resyncs() && runner_ && protocol_->desync_tick() > recorded_desync_) record_desync(now);
     if (peer_ != nullptr && !take_peer_state(now)) return;
-    if (runner_ && !caught_up_at_ && state_at_ && runner_->tick() >= protocol_->ticks().known_through()) caught_up_at_ = now;
+    if (runner_ && !timeline_.caught_up_at && timeline_.state_at && runner_->tick() >= protocol_->ticks().known_through()) {
+      timeline_.caught_up_at = now;
+    }
     // A player's own inputs start at D + 1, or at the tick the host announced for a late one.
     if (const std::uint64_t from = protocol_->own_inputs_from(); runner_ && from != 0 && produced_through_ + 1 < from) {
       produced_through_ = from - 1;
@@ -611,7 +601,7 @@ class Session {
       }
       peer_->state_taken();
     }
-    if (!welcomed_at_ && peer_->welcomed()) welcomed_at_ = now;
+    if (!timeline_.welcomed_at && peer_->welcomed()) timeline_.welcomed_at = now;
     if (runner_ || !protocol_->welcomed() || protocol_->outcome()) return true;
     config_ = decode_config(peer_->sim_config()).value_or(typename S::Config{});
     seed_ = parameters().seed;
@@ -683,7 +673,7 @@ class Session {
     if (!runner) return runner.error();
     state_bytes_ = snapshot.size();
     evidence_.start_from_state(tick, std::move(snapshot));
-    state_at_ = now_;
+    timeline_.state_at = now_;
     clock_ticks_ = tick;
     catching_up_ = is_player();
     return start_runner(std::move(runner).value());
@@ -824,13 +814,8 @@ class Session {
   std::optional<SessionResult> result_;
   std::vector<std::byte> frame_buffer_;
   EvidenceKeeper<S> evidence_;
-  // A late joiner: when it held its state and caught up.
-  std::uint64_t state_bytes_ = 0;
-  Instant joined_at_{0};
-  std::optional<Instant> welcomed_at_;
-  std::optional<Instant> state_at_;
-  std::optional<Instant> caught_up_at_;
-  std::optional<Instant> playing_at_;
+  std::uint64_t state_bytes_ = 0;  ///< the state a late joiner started from, or the host last sent
+  JoinTimeline timeline_;
   bool catching_up_ = false;  ///< a player stepping from a state to the session's tick, unpaced
   // Resyncing: the last desync recorded, how many, and the diverged player's transfers.
   std::uint64_t recorded_desync_ = 0;
@@ -868,10 +853,7 @@ class Session {
   bool force_rollback_ = false;
   bool rollback_forced_ = false;  ///< a forced rollback is due this frame
   std::uint32_t window_ = 0;      ///< the prediction window in force (≤ the host's W)
-  std::function<Instant()> step_clock_;
-  static constexpr std::uint64_t k_cost_warmup = 32;
-  std::uint64_t costs_measured_ = 0;
-  double step_cost_us_ = 0;       ///< the steps' mean cost, by the step clock
+  StepCostMeter step_cost_;
 };
 
 }  // namespace lockstep::net
