@@ -54,12 +54,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint32_t players = 1 + (header->connection % k_max_session_players);
   const std::uint32_t input_bytes = 1 + (header->number % k_max_input_bytes);
   std::vector<std::byte> again;
+  // A sealed type may arrive in the clear layout (a clear refusal is one); the writers give it the
+  // sealed layout, so such a datagram is decoded but its bytes and length cannot come back the same.
+  const bool same_layout = !header->clear;
   switch (header->type) {
     case MessageType::hello: (void)read_hello(datagram); break;
     case MessageType::welcome:
       if (const Decoded<Welcome> w = read_welcome(datagram)) {
         write_welcome(again, *header, *w);
-        check(again.size() == datagram.size() || w->sim_name.size() > k_max_sim_name);
+        check(!same_layout || again.size() == datagram.size() || w->sim_name.size() > k_max_sim_name);
       }
       break;
     case MessageType::refuse: (void)read_refuse(datagram); break;
@@ -85,13 +88,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case MessageType::path:
       if (const Decoded<PathChallenge> p = read_path(datagram)) {
         write_path(again, *header, *p);
-        check(again == std::vector<std::byte>(datagram.begin(), datagram.end()));
+        check(!same_layout || again == std::vector<std::byte>(datagram.begin(), datagram.end()));
       }
       break;
     case MessageType::state:
       if (const Decoded<StatePiece> piece = read_state(datagram)) {
         write_state(again, *header, *piece);
-        check(again.size() == datagram.size() && state_piece_checksum(piece->bytes) == piece->checksum);
+        check((!same_layout || again.size() == datagram.size()) && state_piece_checksum(piece->bytes) == piece->checksum);
       }
       break;
     case MessageType::challenge: (void)read_challenge(datagram); break;
