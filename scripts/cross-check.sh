@@ -183,7 +183,7 @@ compare_golden() {  # the hashes the golden cases hold, checked by regress on th
   done
   out=$("${target[@]}" regress "$cases" 2>/dev/null || true)
   if grep -q '^FAIL' <<<"$out"; then
-    grep '^FAIL' <<<"$out" | head -n 1 |
+    grep -m 1 '^FAIL' <<<"$out" |
       sed -E 's/^FAIL ([^:]+): first divergent tick ([0-9]+).*/divergence \2 golden \1/; s/^FAIL ([^:]+):.*/divergence 0 golden \1/'
     return
   fi
@@ -319,7 +319,7 @@ check_float_rules() {  # prints nothing when the rules hold, else what broke
       return
     fi
     if grep -qv '^probe_user_madd' <<<"$out"; then
-      echo "$compiler fused a multiply-add in $(grep -v '^probe_user_madd' <<<"$out" | head -n 1)"
+      echo "$compiler fused a multiply-add in $(grep -m 1 -v '^probe_user_madd' <<<"$out")"
       return
     fi
   done

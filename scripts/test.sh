@@ -51,9 +51,11 @@ phase "build: clang++ -O2" bash -c "cmake -S . -B build/clang-release -DCMAKE_CX
   '-DLOCKSTEP_WEB_ENGINE=$PWD/build/wasm/tools/lockstep-web.js' && cmake --build build/clang-release -j $jobs"
 
 slowest_tests() {  # build dir: the eight slowest tests of its last ctest run, for the phase summary
+  # (the last stage reads all of sort's output: `head` would close the pipe early, and sort's
+  # SIGPIPE fails the script under pipefail)
   awk '/^[0-9]+\/[0-9]+ Testing: / { sub(/^[0-9]+\/[0-9]+ Testing: /, ""); name = $0 }
        /^Test time = / && name != "" { printf "%8.1f s  %s\n", $4, name; name = "" }' \
-    "$1/Testing/Temporary/LastTest.log" 2>/dev/null | sort -rn | head -n 8
+    "$1/Testing/Temporary/LastTest.log" 2>/dev/null | sort -rn | awk 'NR <= 8'
 }
 echo "== tests: g++ -O0"
 phase "tests: g++ -O0" bash -c "cd build/gcc-debug && ctest -j $jobs --output-on-failure"

@@ -39,7 +39,7 @@ lockstep_pc() {
 }
 [ "$(lockstep_pc --path)" = "$pc_files" ] || { echo "pkg-config: lockstep.pc found at '$(lockstep_pc --path)', not '$pc_files'" >&2; exit 1; }
 version=$(lockstep_pc --modversion)
-"$lockstep" --version | grep -qF "$version" || { echo "pkg-config: version '$version', lockstep --version: '$("$lockstep" --version)'" >&2; exit 1; }
+grep -qF "$version" <<<"$("$lockstep" --version)" || { echo "pkg-config: version '$version', lockstep --version: '$("$lockstep" --version)'" >&2; exit 1; }
 cflags=$(lockstep_pc --cflags)
 libs=$(lockstep_pc --libs)
 for flag in -std=c++20 -ffp-contract=off; do
@@ -66,7 +66,7 @@ check_example() {  # program name
   "$bin" run --ticks 300 --seed 2 --record "$work/$name-b.lsr" >/dev/null
   got=$("$bin" replay "$work/$name-a.lsr")
   case $got in "ok 300 ticks verified, 300 hashes checked, final hash "*) ;; *) echo "$name replay: '$got'" >&2; exit 1 ;; esac
-  "$bin" info "$work/$name-a.lsr" | grep -q "^simulation  example.$name, " || { echo "$name info: no simulation line" >&2; exit 1; }
+  grep -q "^simulation  example.$name, " <<<"$("$bin" info "$work/$name-a.lsr")" || { echo "$name info: no simulation line" >&2; exit 1; }
   got=$("$bin" diff "$work/$name-a.lsr" "$work/$name-b.lsr")
   [ "$got" = "identical through tick 300" ] || { echo "$name diff: '$got'" >&2; exit 1; }
   rows=$("$bin" export "$work/$name-a.lsr" --every 100 2>/dev/null | grep -c '^{"tick":')

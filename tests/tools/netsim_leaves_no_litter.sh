@@ -13,7 +13,7 @@ if [ -n "$(ls -A "$work/cwd")" ] || [ -n "$(ls -A "$work/tmp")" ]; then
   echo "FAILED: lockstep_netsim left files behind:"; ls -A "$work/cwd" "$work/tmp"; exit 1
 fi
 TMPDIR="$work/tmp" "$netsim" --scenario 5 --evidence-dir "$work/kept" > "$work/out-kept.txt"
-if ! ls "$work/kept" | grep -q '^lockstep-desync-'; then
+if ! grep -q '^lockstep-desync-' <<<"$(ls "$work/kept")"; then
   echo "FAILED: no evidence in --evidence-dir (scenario 5 desyncs on purpose)"; exit 1
 fi
 if [ -n "$(ls -A "$work/cwd")" ]; then echo "FAILED: files left in the working folder"; exit 1; fi
