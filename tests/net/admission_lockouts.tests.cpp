@@ -8,6 +8,7 @@
 
 #include <boost/asio/ip/address.hpp>
 
+#include "credential_secrets.hpp"
 #include "hand_joiner.hpp"
 #include "lockstep/net/session/session.hpp"
 #include "virtual_sessions.hpp"
@@ -17,6 +18,7 @@ using namespace lockstep;
 using lockstep::testing::HandJoiner;
 using lockstep::testing::host_config;
 using lockstep::testing::join_config;
+using lockstep::testing::secret_of;
 using lockstep::testing::VirtualSessions;
 using lockstep::testing::walker_step;
 using lockstep::testing::WalkerSim;
@@ -71,12 +73,6 @@ struct MuteJoiner {
   }
   [[nodiscard]] bool settled() const { return welcomed || refused.has_value(); }
 };
-
-net::CredentialSecret secret_of(std::uint8_t first) {
-  net::CredentialSecret s{};
-  for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<std::byte>(first + 5 * i);
-  return s;
-}
 
 net::JoinCredential invite(std::uint8_t first) {
   net::JoinCredential c;

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 
+#include "credential_secrets.hpp"
 #include "lockstep/net/session/session.hpp"
 #include "process.hpp"
 #include "virtual_sessions.hpp"
@@ -25,6 +26,7 @@
 using namespace lockstep;
 using lockstep::testing::host_config;
 using lockstep::testing::join_config;
+using lockstep::testing::secret_of;
 using lockstep::testing::VirtualSessions;
 using lockstep::testing::WalkerInput;
 using lockstep::testing::WalkerSim;
@@ -114,12 +116,6 @@ std::string session_transcript() {
   CHECK(group[0].session->result()->outcome == net::Outcome::finished);
   CHECK(group[*back].session->result()->hash == group[0].session->result()->hash);
   return transcript.str();
-}
-
-net::CredentialSecret secret_of(std::uint8_t first) {
-  net::CredentialSecret s{};
-  for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<std::byte>(first + 5 * i);
-  return s;
 }
 
 /// A second session, for what the first one leaves out: joiners by invite (a player and a

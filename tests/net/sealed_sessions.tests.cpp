@@ -13,6 +13,7 @@
 
 #include "lockstep/engine/rng.hpp"
 #include "lockstep/net/credentials/invite_code.hpp"
+#include "credential_secrets.hpp"
 #include "hand_joiner.hpp"
 #include "virtual_sessions.hpp"
 #include "walker_sim.hpp"
@@ -20,6 +21,7 @@
 using namespace lockstep;
 using lockstep::testing::host_config;
 using lockstep::testing::join_config;
+using lockstep::testing::secret_of;
 using lockstep::testing::VirtualSessions;
 using lockstep::testing::WalkerInput;
 using lockstep::testing::walker_step;
@@ -77,12 +79,6 @@ class ReplacedRandomSource {
       .implementation_name = name, .random = random, .stir = nullptr, .uniform = nullptr, .buf = buf, .close = nullptr};
   std::string before_;
 };
-
-net::CredentialSecret secret_of(std::uint8_t first) {
-  net::CredentialSecret s{};
-  for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<std::byte>(first + 5 * i);
-  return s;
-}
 
 /// A host admitting the holders of two invites (players: secret 1, spectators: secret 2) and no one else.
 net::HostConfig invited_host(std::uint64_t ticks) {
