@@ -738,7 +738,7 @@ void HostProtocol::leave(Instant) {
   finish(Outcome::finished, {});
 }
 
-void HostProtocol::abort(Outcome outcome, std::string message) { finish(outcome, std::move(message)); }
+void HostProtocol::fail(std::string message, Instant /*now*/) { finish(Outcome::network_failed, std::move(message)); }
 
 Instant HostProtocol::next_wakeup() const {
   switch (state_) {

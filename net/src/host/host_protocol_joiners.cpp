@@ -244,7 +244,9 @@ void HostProtocol::start_transfers(Instant now) {
       state_sender_.release();
     }
     if (!state_sender_.has_state()) {
-      wants_state_ = true;  // the session provides it, and this runs again
+      // The session provides it, and this runs again.
+      if (!state_asked_) request(request::SendState{});
+      state_asked_ = true;
       return;
     }
     c.transfer = state_sender_.begin(now, Duration(config_.timeout_after));
@@ -261,7 +263,7 @@ void HostProtocol::start_transfers(Instant now) {
 }
 
 void HostProtocol::provide_state(std::uint64_t tick, std::vector<std::byte> snapshot, std::uint64_t hash, Instant now) {
-  wants_state_ = false;
+  state_asked_ = false;
   if (snapshot.empty() || snapshot.size() > k_max_state_transfer_bytes) {
     // No state a joiner could take: the waiting joiners are refused rather than kept waiting.
     for (Connection& c : connections_) {

@@ -240,7 +240,6 @@ void PeerProtocol::handle_welcome(const Header& h, const Welcome& w, Instant now
     start_from(w.start_tick);
     hash_acked_ = hashes_sent_through_ = w.start_tick;  // its hashes start after the state
   }
-  sim_config_ = w.config;
   start_delay(w.input_delay);
   set_resyncs(w.resync);
   reconnect_key_ = w.reconnect_key;
@@ -256,6 +255,7 @@ void PeerProtocol::handle_welcome(const Header& h, const Welcome& w, Instant now
   last_heard_ = now;
   sent(now, now);
   emit(event::Welcomed{w.slot});
+  request(request::Welcomed{w.config, w.start_tick});
 }
 
 void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now) {
@@ -299,6 +299,8 @@ void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now
 
 void PeerProtocol::expect_state(const StateOffer& offer) { incoming_.expect(offer); }
 
+void PeerProtocol::fail(std::string /*message*/, Instant now) { leave(now); }
+
 void PeerProtocol::state_taken() {
   incoming_.mark_taken();
   const std::uint64_t tick = incoming_.tick();
@@ -320,6 +322,10 @@ void PeerProtocol::handle_state(std::span<const std::byte> datagram) {
     case StateReceiver::Piece::malformed: return drop(DropReason::malformed);
     case StateReceiver::Piece::far_ahead: drop(DropReason::far_ahead); break;
     case StateReceiver::Piece::taken:
+      if (incoming_.complete()) {
+        request(request::StateReceived{incoming_.tick(), incoming_.hash(), resyncing_, incoming_.take_state()});
+      }
+      break;
     case StateReceiver::Piece::repeat: break;
   }
   mark_urgent();  // acknowledge soon, even a repeat: the host has not seen our acknowledgement

@@ -53,16 +53,6 @@ enum class HostState : std::uint8_t { waiting, countdown, running, ending, ended
 /// bytes that came from it (QUIC's bound, RFC 9000 §8): path challenges, nothing else.
 inline constexpr std::uint64_t k_unproven_factor = 3;
 
-/// What went to addresses that had not proven they receive for a connection: path challenges sent
-/// (and their bytes), and datagrams from such addresses answered with nothing (a challenge went
-/// there too recently, or it would exceed k_unproven_factor times the bytes from there, or another
-/// candidate holds its place).
-struct PathChallengeCounts {
-  std::uint64_t sent = 0;
-  std::uint64_t bytes_sent = 0;
-  std::uint64_t withheld = 0;
-};
-
 /// State transfers the host serves at once (late joiners, spectators, resyncs), and of those at
 /// most so many to spectators, to one address (an IPv6 /48) and to one token: a joiner beyond any
 /// of them is refused as busy. Reclaims have one transfer of their own beside these, so that no
@@ -95,26 +85,21 @@ class HostProtocol final : public LockstepProtocol {
     return parameters().slot == k_no_slot ? 0 : phases_.lead(parameters().slot, now_);
   }
 
-  /// Ends the session for everyone (goodbyes sent) with `outcome`: a host that cannot go on.
-  void abort(Outcome outcome, std::string message);
+  /// Ends the session for everyone (goodbyes sent): a host that cannot go on.
+  void fail(std::string message, Instant now) override;
+  void provide_state(std::uint64_t tick, std::vector<std::byte> snapshot, std::uint64_t hash, Instant now) override;
+  [[nodiscard]] bool is_host() const override { return true; }
+  [[nodiscard]] PathChallengeCounts path_challenges() const override { return path_challenges_; }
 
   [[nodiscard]] HostState state() const { return state_; }
   /// The inputs of `slot` the host holds, through this tick.
   [[nodiscard]] std::uint64_t held_through(std::uint8_t slot) const { return inputs_.held_through(slot); }
   /// Participants connected and not gone.
   [[nodiscard]] std::size_t connected() const;
-  /// A late joiner waits for the state to start from: the session should provide_state() now.
-  [[nodiscard]] bool wants_state() const { return wants_state_; }
-  /// The host's state at `tick` (its last stepped), as a snapshot, and its state hash: what the
-  /// late joiners waiting get, piece by piece (one copy, shared by the transfers under way).
-  void provide_state(std::uint64_t tick, std::vector<std::byte> snapshot, std::uint64_t hash, Instant now);
   /// State transfers under way.
   [[nodiscard]] std::size_t transfers() const;
   /// Handshakes whose public-key work the host has done.
   [[nodiscard]] std::uint64_t key_work() const { return key_work_.taken(); }
-
-  /// Path challenges to addresses a connection's datagrams came from that are not its own.
-  [[nodiscard]] const PathChallengeCounts& path_challenges() const { return path_challenges_; }
 
   /// The host's public key: its challenges name it, and its invite codes carry it.
   [[nodiscard]] const PublicKey& host_key() const { return host_key_.public_key(); }
@@ -256,7 +241,7 @@ class HostProtocol final : public LockstepProtocol {
   bool token_expired_ = false;  ///< the last token checked had expired
   PathChallengeCounts path_challenges_;
   KeyWorkBudget key_work_;
-  bool wants_state_ = false;
+  bool state_asked_ = false;  ///< request::SendState is out: provide_state() answers it
   bool reclaiming_ = false;  ///< a reclaim is taking a slot from its previous holder
 };
 

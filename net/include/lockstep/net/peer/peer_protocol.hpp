@@ -54,32 +54,20 @@ class PeerProtocol final : public LockstepProtocol {
 
   [[nodiscard]] PeerState state() const { return state_; }
   /// When it sent its first hello (the handshake's start), once it has.
-  [[nodiscard]] std::optional<Instant> first_hello_at() const { return first_hello_at_; }
-  /// The host's simulation configuration (canonical bytes), once welcomed.
-  [[nodiscard]] const std::vector<std::byte>& sim_config() const { return sim_config_; }
+  [[nodiscard]] std::optional<Instant> first_hello_at() const override { return first_hello_at_; }
   /// Own inputs given, through this tick, and those the host has acknowledged.
   [[nodiscard]] std::uint64_t inputs_given() const { return own_through_; }
   [[nodiscard]] std::uint64_t inputs_acked() const { return first_unacked_ - 1; }
   /// A player's claim on its slot, to reconnect with later: once welcomed.
-  [[nodiscard]] std::optional<Reclaim> reclaim() const {
+  [[nodiscard]] std::optional<Reclaim> reclaim() const override {
     if (reconnect_key_ == 0) return std::nullopt;
     return Reclaim{parameters().session, parameters().slot, reconnect_key_};
   }
-
-  /// A late joiner starts from the state at this tick (0: from tick 1; the end tick for one that
-  /// arrives when every tick is stepped: it sees the last state), whose hash is state_hash().
-  [[nodiscard]] std::uint64_t start_tick() const { return incoming_.tick(); }
-  [[nodiscard]] std::uint64_t state_hash() const { return incoming_.hash(); }
-  /// Whether every piece of the state has arrived (and it has not been taken).
-  [[nodiscard]] bool state_complete() const { return incoming_.complete(); }
-  /// The whole state, once complete: handed over, and only once.
-  std::vector<std::byte> take_state() { return incoming_.take_state(); }
-  /// Whether the state on its way (or taken) is a resync's, not a late start's.
-  [[nodiscard]] bool resyncing() const { return resyncing_; }
+  void fail(std::string message, Instant now) override;
   /// The session built its simulation from the state and checked its hash: says so (an event).
   /// Pieces that still arrive are acknowledged. After a resync, the hashes after the state's tick
   /// are forgotten, to be stepped again.
-  void state_taken();
+  void state_taken() override;
 
  private:
   void handle_handshake(const Header& h, std::span<const std::byte> datagram, Instant now);
@@ -140,7 +128,6 @@ class PeerProtocol final : public LockstepProtocol {
   std::optional<std::uint64_t> path_response_;  ///< the host's last path challenge, echoed
   Instant path_response_until_{0};              ///< … in updates sent before this time
   std::vector<std::byte> scratch_;              ///< a received datagram, opened in place
-  std::vector<std::byte> sim_config_;
   std::vector<std::byte> own_;          ///< own inputs of ticks own_first_ … own_through_
   std::uint64_t own_first_ = 0;
   std::uint64_t own_through_ = 0;
@@ -153,7 +140,7 @@ class PeerProtocol final : public LockstepProtocol {
   std::string advisory_refusal_;  ///< a refusal anyone could have forged: said only on a timeout
   std::uint32_t sends_ = 0;
   StateReceiver incoming_;  ///< a late joiner's or a resync's state on its way
-  bool resyncing_ = false;
+  bool resyncing_ = false;  ///< the state on its way (or taken) is a resync's, not a late start's
   std::uint64_t reconnect_key_ = 0;
   bool joined_late_ = false;
   RttMeter rtt_;

@@ -24,6 +24,7 @@
 #include "lockstep/net/protocol/outbox.hpp"
 #include "lockstep/net/protocol/protocol_event.hpp"
 #include "lockstep/net/protocol/rtt_meter.hpp"
+#include "lockstep/net/protocol/session_request.hpp"
 #include "lockstep/net/protocol/tick_log.hpp"
 #include "lockstep/net/wire/drop_reason.hpp"
 #include "lockstep/net/wire/wire.hpp"
@@ -32,6 +33,17 @@ namespace lockstep::net {
 
 /// How a session ended: the exit codes of `lockstep host/join/spectate`.
 enum class Outcome : std::uint8_t { finished = 0, desync = 1, refused = 2, network_failed = 3 };
+
+/// What the host fixes for everyone and the welcome carries.
+/// What went to addresses that had not proven they receive for a connection (a host's): path
+/// challenges sent (and their bytes), and datagrams from such addresses answered with nothing (a
+/// challenge went there too recently, or it would exceed k_unproven_factor times the bytes from
+/// there, or another candidate holds its place).
+struct PathChallengeCounts {
+  std::uint64_t sent = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t withheld = 0;
+};
 
 /// What the host fixes for everyone and the welcome carries.
 struct SessionParameters {
@@ -72,6 +84,36 @@ class LockstepProtocol {
   /// forgotten, as far as the protocol does not need them itself (a host keeps what its joiners
   /// still lack, within a bound).
   virtual void forget_through(std::uint64_t tick) { forget_own_through(tick); }
+  /// This participant cannot go on (its recording failed, `message` says why): a host ends the
+  /// session for everyone, a joiner leaves.
+  virtual void fail(std::string message, Instant now) = 0;
+
+  /// Takes the oldest thing the session is asked for (SessionRequest), in the order they arose.
+  bool poll_request(SessionRequest& out) {
+    if (requests_.empty()) return false;
+    out = std::move(requests_.front());
+    requests_.pop_front();
+    return true;
+  }
+  /// The answer to request::SendState (a host's): its state at `tick`, its last stepped, as a
+  /// snapshot, and its state hash. What the late joiners and diverged players waiting get, piece by
+  /// piece (one copy, shared by the transfers under way).
+  virtual void provide_state(std::uint64_t /*tick*/, std::vector<std::byte> /*snapshot*/, std::uint64_t /*hash*/,
+                             Instant /*now*/) {}
+  /// The answer to request::StateReceived (a joiner's): the session's simulation stands on the
+  /// state, its hash checked.
+  virtual void state_taken() {}
+
+  /// Whether this is the host's side.
+  [[nodiscard]] virtual bool is_host() const { return false; }
+  /// A joiner's first hello (its handshake's start), once sent; nothing on a host.
+  [[nodiscard]] virtual std::optional<Instant> first_hello_at() const { return std::nullopt; }
+  /// A player's claim on its slot, once welcomed (a joiner's): a process started later with it
+  /// takes the slot back, in this session only.
+  [[nodiscard]] virtual std::optional<Reclaim> reclaim() const { return std::nullopt; }
+  /// Path challenges to addresses a connection's datagrams came from that are not its own (a
+  /// host's; nothing elsewhere).
+  [[nodiscard]] virtual PathChallengeCounts path_challenges() const { return {}; }
 
   /// Valid once the handshake is done (always on the host).
   [[nodiscard]] const SessionParameters& parameters() const { return parameters_; }
@@ -123,6 +165,8 @@ class LockstepProtocol {
   LockstepProtocol() = default;
 
   void emit(ProtocolEvent event) { events_.push_back(std::move(event)); }
+  /// Asks the session for something (it takes it after the call into the protocol returns).
+  void request(SessionRequest r) { requests_.push_back(std::move(r)); }
   void end(Outcome outcome, std::string message) {
     if (outcome_) return;
     outcome_ = outcome;
@@ -146,7 +190,12 @@ class LockstepProtocol {
   }
   void set_slots(const SlotTable& slots) { slots_ = slots; }
   void set_start_time(Instant at) { start_at_ = at; }
-  void set_desync_tick(std::uint64_t tick) { desync_tick_ = tick; }
+  /// The session desynced at `tick`. A session that resyncs goes on, and each participant leaves
+  /// its evidence of each later desync (request::EvidenceDue).
+  void set_desync_tick(std::uint64_t tick) {
+    if (resync_ && tick > desync_tick_) request(request::EvidenceDue{tick});
+    desync_tick_ = tick;
+  }
   void set_own_inputs_from(std::uint64_t tick) { own_inputs_from_ = tick; }
   void set_resyncs(bool resync) { resync_ = resync; }
   /// The last tick this participant stepped.
@@ -243,6 +292,7 @@ class LockstepProtocol {
   std::uint64_t delay_from_ = 1;
   std::vector<DelayChange> delay_changes_;
   std::deque<ProtocolEvent> events_;
+  std::deque<SessionRequest> requests_;
   DropCounts drops_;
   std::optional<Outcome> outcome_;
   std::string end_message_;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "lockstep/engine/result.hpp"
 #include "lockstep/net/credentials/connect_token.hpp"
 #include "lockstep/net/io/datagram_socket.hpp"
 #include "lockstep/net/wire/packet_protection.hpp"
@@ -101,6 +102,11 @@ struct SessionFiles {
 };
 
 struct HostConfig : HostSettings, SessionFiles {};
+
+/// Why a host of a simulation of `players` players cannot run with `host` (a delay, window, tick
+/// rate or length out of range, a token key without the time of day, more players to start with
+/// than the session has, no randomness for libsodium), or nothing.
+Status check_host_settings(const HostSettings& host, std::uint32_t players);
 
 struct JoinConfig : JoinSettings, SessionFiles {};
 
