@@ -15,7 +15,6 @@ constexpr Duration k_start_send_every = milliseconds(50);
 /// Room a relay keeps for everything but its inputs: header, flags, acks, a full slot table,
 /// desync tick and timing.
 constexpr std::size_t k_relay_overhead = 160;
-constexpr Duration k_rewelcome_every = milliseconds(100);
 /// A candidate address that has not answered its challenge in this long is forgotten (a later
 /// datagram from there makes it one again, its byte counts from nothing).
 constexpr Duration k_candidate_for = std::chrono::seconds(3);
@@ -24,15 +23,6 @@ constexpr Duration k_candidate_for = std::chrono::seconds(3);
 constexpr Duration k_candidate_holds = std::chrono::seconds(1);
 /// A candidate that goes on sending is challenged again (the last may be lost), not more often.
 constexpr Duration k_challenge_every = milliseconds(100);
-/// How long a joiner's key stays spent after its connect admitted it: the life of a cookie, after
-/// which a copy of that connect no longer passes the cookie check.
-constexpr Duration k_spent_for = std::chrono::seconds(20);
-constexpr std::size_t k_max_spent =
-    static_cast<std::size_t>(KeyWorkBudget::k_burst + KeyWorkBudget::k_per_second * std::chrono::duration<double>(k_spent_for).count());
-/// A busy host's advice: try again in this long at least (its budget refills within a second).
-constexpr Duration k_busy_retry_at_least = milliseconds(250);
-/// Retry advice when a state transfer is what the joiner waits for.
-constexpr Duration k_transfer_busy_retry = std::chrono::seconds(2);
 constexpr Duration k_transfer_poll_every = milliseconds(2);
 
 }  // namespace
@@ -40,15 +30,13 @@ constexpr Duration k_transfer_poll_every = milliseconds(2);
 HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
     : config_(std::move(config)),
       created_(now),
-      admission_(config_.test_key_seed, config_.players, config_.relay),
-      host_key_(admission_.random_bytes32()),
+      gate_(config_.credentials, config_.players, config_.relay, config_.test_key_seed, now),
       inputs_(config_.players, config_.neutral_input, config_.input_delay),
-      delay_(config_.tick_rate_hz, config_.prediction_window),
-      key_work_(now) {
+      delay_(config_.tick_rate_hz, config_.prediction_window) {
   LOCKSTEP_ASSERT(config_.players >= 1 && config_.players <= k_max_session_players);
   LOCKSTEP_ASSERT(config_.input_bytes >= 1 && config_.neutral_input.size() == config_.input_bytes);
   set_parameters({config_.players, config_.input_bytes, config_.tick_rate_hz, config_.input_delay, config_.end_tick,
-                  config_.seed, config_.relay ? k_no_slot : std::uint8_t{0}, admission_.random_u64(),
+                  config_.seed, config_.relay ? k_no_slot : std::uint8_t{0}, gate_.admission().random_u64(),
                   config_.prediction_window});
   start_ticks(0);
   start_delay(config_.input_delay);
@@ -104,166 +92,6 @@ void HostProtocol::receive(const Endpoint& from, std::span<const std::byte> data
   }
 }
 
-void HostProtocol::handle_hello(const Endpoint& from, std::span<const std::byte> datagram, Instant now) {
-  const Decoded<Hello> hello = read_hello(datagram);
-  if (!hello) return drop(hello.drop);
-  // The same answer for everyone, and nothing remembered: a cookie for this address and nonce, and
-  // the host's key (63 bytes, to a hello of 64).
-  write_challenge(outbox().next(from), Header{MessageType::challenge, 0, 0},
-                  {hello->nonce, admission_.cookie(from, hello->nonce, now), host_key_.public_key()});
-}
-
-void HostProtocol::handle_connect(const Endpoint& from, const Header& h, std::span<const std::byte> datagram, Instant now) {
-  const Decoded<Connect> clear = read_connect_clear(datagram);
-  if (!clear) return drop(clear.drop);
-  // The cookie before anything else, and before any public-key work: it proves the address
-  // receives. An old one (the epoch moved on) gets a challenge again, no larger than what asked.
-  if (!admission_.cookie_holds(from, clear->nonce, clear->cookie, now)) {
-    write_challenge(outbox().next(from), Header{MessageType::challenge, 0, 0},
-                    {clear->nonce, admission_.cookie(from, clear->nonce, now), host_key_.public_key()});
-    return;
-  }
-  const std::size_t sealed_from = connect_sealed_offset(clear->kind);
-  // The AEAD's datagram is the connect less its MAC (which covers that all).
-  const std::span<const std::byte> maced = datagram.first(connect_mac_offset(clear->kind));
-  for (Connection& c : connections_) {
-    if (c.is_gone() || c.joiner_key != clear->joiner_key) continue;
-    // Its welcome was lost, and it sends its connect again: opened under its handshake's keys (no
-    // public-key work; a copy already opened is `replayed`), then the welcome again, only to a
-    // joiner not yet answered and not more often than every 100 ms — at the address this connect
-    // came from, which its cookie proved receives (a NAT that rebound the joiner's port during the
-    // handshake). Connects prove no liveness.
-    scratch_.assign(maced.begin(), maced.end());
-    const OpenOutcome opened = c.handshake->open(scratch_, sealed_from, c.handshake->received_number(h.number));
-    if (opened != OpenOutcome::opened) {
-      return drop(opened == OpenOutcome::replayed ? DropReason::replayed : DropReason::unauthenticated);
-    }
-    if (c.unanswered() && now - c.last_welcome >= k_rewelcome_every) {
-      c.endpoint = from;
-      welcome(c, now);
-    }
-    return;
-  }
-  // The credential, by symmetric checks alone: which secrets may have sealed it, and the MAC that
-  // proves the joiner holds one.
-  std::array<CredentialCandidate, 2> candidates{};
-  const std::size_t count = credential_candidates(*clear, candidates);
-  const CredentialCandidate* credential = nullptr;
-  for (std::size_t i = 0; i < count && credential == nullptr; ++i) {
-    if (connect_mac_holds(candidates[i].secret, host_key_.public_key(), maced, clear->mac)) credential = &candidates[i];
-  }
-  if (credential == nullptr) {
-    return drop(clear->kind == CredentialKind::token && token_expired_ ? DropReason::expired_credential
-                                                                       : DropReason::unauthenticated);
-  }
-  // A copy of a connect that admitted a joiner in a cookie's life admits nothing; and the list of
-  // them never forgets one early (full of young entries, new handshakes wait).
-  while (!spent_.empty() && now - spent_.front().second >= k_spent_for) spent_.pop_front();
-  if (std::any_of(spent_.begin(), spent_.end(), [&](const auto& s) { return s.first == clear->joiner_key; })) {
-    return drop(DropReason::replayed);
-  }
-  if (refused_before_key_work(from, *clear, *credential, now)) return;
-  // The public-key work, after the cookie and the MAC: the handshake's keys, which open the rest.
-  std::optional<ConnectionKeys> keys = ConnectionKeys::for_host(host_key_, clear->joiner_key, credential->secret);
-  if (!keys) return drop(DropReason::unauthenticated);  // a low-order point
-  PacketProtection handshake(std::move(*keys));
-  scratch_.assign(maced.begin(), maced.end());
-  if (handshake.open(scratch_, sealed_from, handshake.received_number(h.number)) != OpenOutcome::opened) {
-    return drop(DropReason::unauthenticated);
-  }
-  const Decoded<Connect> full = read_connect_sealed(scratch_, *clear);
-  if (!full) return drop(full.drop);
-  // The role is the credential's; only an open session takes the one the joiner asks for.
-  const Role role = credential->role.value_or(full->role);
-  if (role == Role::spectator && full->reclaim) return drop(DropReason::malformed);
-  spent_.emplace_back(clear->joiner_key, now);
-  if (Connection* admitted = admit(from, *full, role, *credential, std::move(handshake), now)) {
-    if (admitted->phase == ConnectionPhase::awaiting_state) return start_transfers(now);
-    // Under way but nothing stepped yet: no state to send, it plays from a tick announced now.
-    if (admitted->joined_late) activate(*admitted);
-    welcome(*admitted, now);
-  }
-}
-
-bool HostProtocol::refused_before_key_work(const Endpoint& from, const Connect& connect,
-                                           const CredentialCandidate& credential, Instant now) {
-  // A token held by a joiner the host still hears from: the holder's copy, or someone with it. A
-  // crashed holder falls silent, and its reclaim then passes this (and is checked for its claim
-  // after the key work).
-  if (credential.client_id != 0 && std::any_of(connections_.begin(), connections_.end(), [&](const Connection& c) {
-        return !c.is_gone() && c.client_id == credential.client_id && now - c.last_heard < config_.notify_after;
-      })) {
-    refuse_in_clear(from, connect.nonce, RefuseReason::key, Duration(0), "this connect token is in use");
-    return true;
-  }
-  // A spectator (its credential says so) with no place, or that would wait for a state transfer
-  // it cannot have now.
-  if (credential.role == Role::spectator && places().spectators >= k_max_spectators) {
-    refuse_in_clear(from, connect.nonce, RefuseReason::full, Duration(0), "the session has no room for more spectators");
-    return true;
-  }
-  const bool awaits_state = state_ == HostState::running && own_tick() > 0;
-  if (credential.role == Role::spectator && awaits_state &&
-      !transfer_room({true, false, false, credential.client_id, address_group(from)}, nullptr)) {
-    refuse_in_clear(from, connect.nonce, RefuseReason::busy, k_transfer_busy_retry, "busy sending states; try again in 2 s");
-    return true;
-  }
-  std::optional<CredentialShareKey> share;
-  if (connect.kind != CredentialKind::open) {
-    share = CredentialShareKey{connect.kind, credential.role.value_or(Role::player), credential.client_id};
-  }
-  if (spent_.size() >= k_max_spent) {
-    refuse_in_clear(from, connect.nonce, RefuseReason::busy, k_busy_retry_at_least, "busy; try again");
-    return true;
-  }
-  if (const std::optional<Duration> wait = key_work_.take(from, share, now)) {
-    refuse_in_clear(from, connect.nonce, RefuseReason::busy, std::max(*wait, k_busy_retry_at_least), "busy; try again");
-    return true;
-  }
-  return false;
-}
-
-void HostProtocol::refuse_in_clear(const Endpoint& from, std::uint64_t nonce, RefuseReason reason, Duration retry,
-                                   std::string text) {
-  if (reason != RefuseReason::key) drop(DropReason::busy);
-  const auto retry_ms = std::min<std::int64_t>(std::chrono::duration_cast<milliseconds>(retry).count(), 65'535);
-  write_clear_refusal(outbox().next(from), Refuse{reason, k_protocol_version, nonce, std::move(text), static_cast<std::uint16_t>(retry_ms)});
-}
-
-std::size_t HostProtocol::credential_candidates(const Connect& connect, std::array<CredentialCandidate, 2>& out) {
-  const HostCredentials& credentials = config_.credentials;
-  token_expired_ = false;
-  switch (connect.kind) {
-    case CredentialKind::open:
-      if (!credentials.open) return 0;
-      out[0] = {CredentialSecret{}, std::nullopt, k_no_slot, 0};
-      return 1;
-    case CredentialKind::invite: {
-      std::size_t n = 0;
-      if (credentials.player_invite) out[n++] = {*credentials.player_invite, Role::player, k_no_slot, 0};
-      if (credentials.spectator_invite) out[n++] = {*credentials.spectator_invite, Role::spectator, k_no_slot, 0};
-      return n;
-    }
-    case CredentialKind::token: {
-      if (!credentials.token_key) return 0;
-      const std::optional<OpenedToken> token = open_token(*credentials.token_key, connect.token);
-      if (!token || token->grant.host_id != credentials.host_id) return 0;
-      if (token->grant.slot != k_no_slot && token->grant.slot >= config_.players) return 0;
-      // Without the time of day no token can be checked: none admits (Session refuses such a host).
-      if (!credentials.unix_seconds) return 0;
-      const std::uint64_t now = credentials.unix_seconds();
-      // A day of slack over the longest a token is minted for: the backend's clock may run ahead.
-      if (now >= token->grant.expires || token->grant.expires - now > k_max_token_lifetime_s + 24 * 3600) {
-        token_expired_ = true;
-        return 0;
-      }
-      out[0] = {token->secret, token->grant.role, token->grant.slot, token->grant.client_id};
-      return 1;
-    }
-  }
-  return 0;
-}
-
 void HostProtocol::follow(Connection& c, const Endpoint& from, std::size_t bytes, Instant now) {
   // The joiner's NAT rebound its port, or it moved, or someone raced a copy of its datagram from
   // elsewhere (perhaps forging the source, to aim the host at a victim). The connection stays
@@ -277,7 +105,7 @@ void HostProtocol::follow(Connection& c, const Endpoint& from, std::size_t bytes
     }
     c.candidate.reset();
   }
-  if (!c.candidate) c.candidate = Connection::Candidate{from, admission_.random_u64() | 1, now, std::nullopt, 0, 0};
+  if (!c.candidate) c.candidate = Connection::Candidate{from, gate_.admission().random_u64() | 1, now, std::nullopt, 0, 0};
   c.candidate->bytes_received += bytes;
   challenge_path(c, now);
 }
@@ -506,83 +334,6 @@ void HostProtocol::send_relay(Connection& c, Instant now) {
   send_sealed(c, MessageType::relay, [&](std::vector<std::byte>& out, const Header& h) {
     write_relay(out, h, m, {config_.players, config_.input_bytes, predicts()});
   });
-}
-
-// --- Departures -----------------------------------------------------------------------------
-
-void HostProtocol::depart(Connection& c, Departure how) {
-  if (c.is_gone()) return;
-  if (how == Departure::dropped || how == Departure::replaced) say_goodbye(c);
-  const bool by_goodbye = how == Departure::said_goodbye;
-  const bool late = c.is_late();
-  // Spectators, late players that never played and replaced holders hold nothing anyone needs.
-  const bool forgotten = !c.is_player() || late || how == Departure::replaced || how == Departure::refused;
-  c.phase = forgotten ? ConnectionPhase::forgotten : ConnectionPhase::gone;
-  if (state_ == HostState::waiting) {
-    if (c.is_player()) {
-      set_slot(c.slot, {SlotState::waiting, 0, 0});
-      inputs_.reset(c.slot);
-    }
-    emit(event::LeftBeforeStart{c.slot, by_goodbye});
-    return;
-  }
-  // A spectator that left is simply no longer served; a late player that never played leaves its
-  // slot as it found it.
-  if (!c.is_player() || late) return;
-  // The host alone decides from which tick a departed player's input is neutral, and relays it.
-  const std::uint64_t neutral_from = inputs_.held_through(c.slot) + 1;
-  set_slot(c.slot, {SlotState::gone, neutral_from, 0});
-  phases_.forget(c.slot);
-  if (neutral_from <= config_.end_tick) emit(event::Gone{c.slot, neutral_from, by_goodbye});
-  // A relay host with no player left has nothing more to relay: the session ends here, unless
-  // every tick is assembled already (the players finished): then the spectators get them all first.
-  if (config_.relay && !reclaiming_ && ticks().known_through() < config_.end_tick &&
-      std::all_of(slots().begin(), slots().begin() + config_.players,
-                  [](const SlotStatus& slot) { return slot.state == SlotState::gone; })) {
-    return finish(Outcome::finished, {});
-  }
-  assemble_ticks();
-}
-
-void HostProtocol::say_goodbye(Connection& c) {
-  for (int i = 0; i < 2; ++i) {  // twice: a lost goodbye costs the peer a timeout
-    send_sealed(c, MessageType::bye, [&](std::vector<std::byte>& out, const Header& h) { write_bye(out, h, {own_tick()}); });
-  }
-}
-
-void HostProtocol::forget_departed() {
-  // Departed players stay (their ids taken, their slots neutral), except before the start.
-  std::erase_if(connections_, [&](const Connection& c) {
-    return c.phase == ConnectionPhase::forgotten || (c.phase == ConnectionPhase::gone && state_ == HostState::waiting);
-  });
-}
-
-void HostProtocol::watch_silences(Instant now) {
-  for (Connection& c : connections_) {
-    if (c.is_gone()) continue;
-    const Duration silent = now - c.last_heard;
-    const bool plays = c.is_player() && !c.is_late();
-    if (silent > config_.timeout_after) {
-      depart(c, Departure::went_silent);
-    } else if (plays && blocked_too_long(c.slot, now)) {
-      // It speaks, but the next tick has waited on its input alone for a timeout: as good as gone
-      // (a peer that sends no inputs must not hold everyone forever).
-      depart(c, Departure::went_silent);
-    } else if (plays && silent > config_.notify_after && slots()[c.slot].state == SlotState::active) {
-      set_slot(c.slot, {SlotState::interrupted, 0, slots()[c.slot].plays_from_tick});
-      emit(event::Interrupted{c.slot});
-    }
-  }
-}
-
-bool HostProtocol::blocked_too_long(std::uint8_t slot, Instant now) const {
-  // The session has waited a timeout for the next tick, and this slot's input for it is missing.
-  return state_ == HostState::running && ticks().known_through() < config_.end_tick &&
-         inputs_.held_through(slot) <= ticks().known_through() && now - known_advanced_at_ > config_.timeout_after;
-}
-
-void HostProtocol::set_slot(std::uint8_t slot, SlotStatus status) {
-  if (set_slot_status(slot, status)) ++slots_version_;  // relays carry the table until acknowledged
 }
 
 // --- Time -----------------------------------------------------------------------------------

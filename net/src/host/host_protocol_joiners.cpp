@@ -1,6 +1,7 @@
-// HostProtocol's joiners: the glue between a hello and a playing connection — admission's
-// decisions applied (connections, slots, reclaims, the welcome) and the state transfers that
-// bring late joiners and diverged players to the session's state.
+// HostProtocol's joiners, arriving and leaving: hellos and connects through the gate (HostGate)
+// and the refusals the running session decides, admission's decisions applied (connections,
+// slots, reclaims, the welcome), the state transfers that bring late joiners and diverged players
+// to the session's state, and departures.
 
 #include <algorithm>
 
@@ -12,12 +13,99 @@ namespace {
 /// A delay change, or a late player's first tick, applies this far past the known ticks, so
 /// everyone hears of it first.
 constexpr Duration k_notice = std::chrono::milliseconds(500);
+/// A joiner whose welcome was lost gets it again when it connects again, not more often than this.
+constexpr Duration k_rewelcome_every = std::chrono::milliseconds(100);
+/// Retry advice when a state transfer is what the joiner waits for.
+constexpr Duration k_transfer_busy_retry = std::chrono::seconds(2);
 
 }  // namespace
 
+// --- The front door -------------------------------------------------------------------------
+
+void HostProtocol::handle_hello(const Endpoint& from, std::span<const std::byte> datagram, Instant now) {
+  const Decoded<Hello> hello = read_hello(datagram);
+  if (!hello) return drop(hello.drop);
+  gate_.answer_hello(from, *hello, now, outbox());
+}
+
+void HostProtocol::handle_connect(const Endpoint& from, const Header& h, std::span<const std::byte> datagram, Instant now) {
+  const Decoded<Connect> clear = read_connect_clear(datagram);
+  if (!clear) return drop(clear.drop);
+  // The cookie before anything else, and before any public-key work: it proves the address receives.
+  if (!gate_.cookie_holds(from, *clear, now, outbox())) return;
+  // The AEAD's datagram is the connect less its MAC (which covers that all).
+  const std::span<const std::byte> maced = datagram.first(connect_mac_offset(clear->kind));
+  for (Connection& c : connections_) {
+    if (!c.is_gone() && c.joiner_key == clear->joiner_key) return connect_again(c, from, h, *clear, maced, now);
+  }
+  // The credential by symmetric checks alone; then the refusals that cost no key work.
+  const std::variant<Credential, DropReason> credential = gate_.credential_of(*clear, maced, now);
+  if (const DropReason* why = std::get_if<DropReason>(&credential)) return drop(*why);
+  if (refused_before_key_work(from, *clear, std::get<Credential>(credential), now)) return;
+  if (gate_.refused_for_budget(from, *clear, std::get<Credential>(credential), now, outbox())) return drop(DropReason::busy);
+  // The public-key work, after the cookie and the MAC: the handshake's keys, which open the rest.
+  std::variant<OpenedConnect, DropReason> opened = gate_.open(h, maced, *clear, std::get<Credential>(credential), now, scratch_);
+  if (const DropReason* why = std::get_if<DropReason>(&opened)) return drop(*why);
+  OpenedConnect& o = std::get<OpenedConnect>(opened);
+  if (Connection* admitted = admit(from, o.connect, o.role, std::get<Credential>(credential), std::move(o.handshake), now)) {
+    if (admitted->phase == ConnectionPhase::awaiting_state) return start_transfers(now);
+    // Under way but nothing stepped yet: no state to send, it plays from a tick announced now.
+    if (admitted->joined_late) activate(*admitted);
+    welcome(*admitted, now);
+  }
+}
+
+void HostProtocol::connect_again(Connection& c, const Endpoint& from, const Header& h, const Connect& clear,
+                                 std::span<const std::byte> maced, Instant now) {
+  // Its welcome was lost, and it sends its connect again: opened under its handshake's keys (no
+  // public-key work; a copy already opened is `replayed`), then the welcome again, only to a
+  // joiner not yet answered and not more often than every 100 ms — at the address this connect
+  // came from, which its cookie proved receives (a NAT that rebound the joiner's port during the
+  // handshake). Connects prove no liveness.
+  scratch_.assign(maced.begin(), maced.end());
+  const OpenOutcome opened = c.handshake->open(scratch_, connect_sealed_offset(clear.kind), c.handshake->received_number(h.number));
+  if (opened != OpenOutcome::opened) {
+    return drop(opened == OpenOutcome::replayed ? DropReason::replayed : DropReason::unauthenticated);
+  }
+  if (c.unanswered() && now - c.last_welcome >= k_rewelcome_every) {
+    c.endpoint = from;
+    welcome(c, now);
+  }
+}
+
+bool HostProtocol::refused_before_key_work(const Endpoint& from, const Connect& connect, const Credential& credential,
+                                           Instant now) {
+  // A token held by a joiner the host still hears from: the holder's copy, or someone with it. A
+  // crashed holder falls silent, and its reclaim then passes this (and is checked for its claim
+  // after the key work).
+  if (credential.client_id != 0 && std::any_of(connections_.begin(), connections_.end(), [&](const Connection& c) {
+        return !c.is_gone() && c.client_id == credential.client_id && now - c.last_heard < config_.notify_after;
+      })) {
+    HostGate::refuse_in_clear(from, connect.nonce, RefuseReason::key, Duration(0), "this connect token is in use", outbox());
+    return true;
+  }
+  // A spectator (its credential says so) with no place, or that would wait for a state transfer
+  // it cannot have now.
+  if (credential.role == Role::spectator && places().spectators >= k_max_spectators) {
+    drop(DropReason::busy);
+    HostGate::refuse_in_clear(from, connect.nonce, RefuseReason::full, Duration(0),
+                              "the session has no room for more spectators", outbox());
+    return true;
+  }
+  const bool awaits_state = state_ == HostState::running && own_tick() > 0;
+  if (credential.role == Role::spectator && awaits_state &&
+      !transfer_room({true, false, false, credential.client_id, address_group(from)}, nullptr)) {
+    drop(DropReason::busy);
+    HostGate::refuse_in_clear(from, connect.nonce, RefuseReason::busy, k_transfer_busy_retry,
+                              "busy sending states; try again in 2 s", outbox());
+    return true;
+  }
+  return false;
+}
+
 // --- Admission ------------------------------------------------------------------------------
 
-Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Role role, const CredentialCandidate& credential,
+Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Role role, const Credential& credential,
                                 PacketProtection handshake, Instant now) {
   // Every check first, so that a refused joiner changes nothing.
   const auto refuse_with = [&](const Refusal& refusal) {
@@ -29,7 +117,7 @@ Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Ro
       }) && !connect.reclaim) {
     return refuse_with({RefuseReason::key, "this connect token is in use by a joiner still in the session"});
   }
-  std::variant<std::uint8_t, Refusal> place = admission_.place(role, connect.reclaim, places(), parameters().session);
+  std::variant<std::uint8_t, Refusal> place = gate_.admission().place(role, connect.reclaim, places(), parameters().session);
   // A token's fixed slot: that one, free or reclaimed, and no other.
   if (const std::uint8_t* slot = std::get_if<std::uint8_t>(&place);
       slot != nullptr && role == Role::player && credential.slot != k_no_slot && *slot != credential.slot) {
@@ -58,7 +146,7 @@ Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Ro
   // The traffic keys: from a key pair drawn for this connection alone and the joiner's, mixed with
   // the credential's secret and the handshake's keys. A copy of this connect admitted again would
   // get other keys, so no nonce repeats and no datagram of this connection opens in another.
-  const KeyExchangePair ephemeral(admission_.random_bytes32());
+  const KeyExchangePair ephemeral(gate_.admission().random_bytes32());
   std::optional<ConnectionKeys> traffic =
       ConnectionKeys::for_host(ephemeral, connect.joiner_key, traffic_secret(credential.secret, handshake.keys()));
   if (!traffic) return nullptr;  // a low-order joiner key, which the handshake's keys refused already
@@ -79,7 +167,7 @@ Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Ro
   if (slot != k_no_slot && connect.reclaim) {
     reclaim_slot(slot);
   } else if (slot != k_no_slot) {
-    admission_.new_slot_key(slot);
+    gate_.admission().new_slot_key(slot);
   }
   if (slot != k_no_slot && !late) set_slot(slot, {SlotState::active, 0, 0});
   connections_.push_back(std::move(c));
@@ -168,7 +256,7 @@ void HostProtocol::welcome(Connection& c, Instant now) {
   }
   w.late = c.joined_late;
   w.resync = config_.resync;
-  w.reconnect_key = c.is_player() ? admission_.slot_key(c.slot) : 0;
+  w.reconnect_key = c.is_player() ? gate_.admission().slot_key(c.slot) : 0;
   w.prediction_window = static_cast<std::uint8_t>(config_.prediction_window);
   // Sealed once under the handshake's keys, with a random nonce: a welcome sent again, or one
   // that follows a refusal of the same connect, never repeats one.
@@ -179,7 +267,7 @@ void HostProtocol::welcome(Connection& c, Instant now) {
 
 OnceNonce HostProtocol::once_nonce() {
   OnceNonce once{};
-  const std::array<std::byte, 32> random = admission_.random_bytes32();
+  const std::array<std::byte, 32> random = gate_.admission().random_bytes32();
   std::copy(random.begin(), random.begin() + k_once_nonce_bytes, once.begin());
   return once;
 }
@@ -290,6 +378,83 @@ void HostProtocol::send_state(Connection& c, Instant now) {
       write_state(out, h, {piece.offset, state_piece_checksum(piece.bytes), piece.bytes});
     });
   }
+}
+
+// --- Departures -----------------------------------------------------------------------------
+
+void HostProtocol::depart(Connection& c, Departure how) {
+  if (c.is_gone()) return;
+  if (how == Departure::dropped || how == Departure::replaced) say_goodbye(c);
+  const bool by_goodbye = how == Departure::said_goodbye;
+  const bool late = c.is_late();
+  // Spectators, late players that never played and replaced holders hold nothing anyone needs.
+  const bool forgotten = !c.is_player() || late || how == Departure::replaced || how == Departure::refused;
+  c.phase = forgotten ? ConnectionPhase::forgotten : ConnectionPhase::gone;
+  if (state_ == HostState::waiting) {
+    if (c.is_player()) {
+      set_slot(c.slot, {SlotState::waiting, 0, 0});
+      inputs_.reset(c.slot);
+    }
+    emit(event::LeftBeforeStart{c.slot, by_goodbye});
+    return;
+  }
+  // A spectator that left is simply no longer served; a late player that never played leaves its
+  // slot as it found it.
+  if (!c.is_player() || late) return;
+  // The host alone decides from which tick a departed player's input is neutral, and relays it.
+  const std::uint64_t neutral_from = inputs_.held_through(c.slot) + 1;
+  set_slot(c.slot, {SlotState::gone, neutral_from, 0});
+  phases_.forget(c.slot);
+  if (neutral_from <= config_.end_tick) emit(event::Gone{c.slot, neutral_from, by_goodbye});
+  // A relay host with no player left has nothing more to relay: the session ends here, unless
+  // every tick is assembled already (the players finished): then the spectators get them all first.
+  if (config_.relay && !reclaiming_ && ticks().known_through() < config_.end_tick &&
+      std::all_of(slots().begin(), slots().begin() + config_.players,
+                  [](const SlotStatus& slot) { return slot.state == SlotState::gone; })) {
+    return finish(Outcome::finished, {});
+  }
+  assemble_ticks();
+}
+
+void HostProtocol::say_goodbye(Connection& c) {
+  for (int i = 0; i < 2; ++i) {  // twice: a lost goodbye costs the peer a timeout
+    send_sealed(c, MessageType::bye, [&](std::vector<std::byte>& out, const Header& h) { write_bye(out, h, {own_tick()}); });
+  }
+}
+
+void HostProtocol::forget_departed() {
+  // Departed players stay (their ids taken, their slots neutral), except before the start.
+  std::erase_if(connections_, [&](const Connection& c) {
+    return c.phase == ConnectionPhase::forgotten || (c.phase == ConnectionPhase::gone && state_ == HostState::waiting);
+  });
+}
+
+void HostProtocol::watch_silences(Instant now) {
+  for (Connection& c : connections_) {
+    if (c.is_gone()) continue;
+    const Duration silent = now - c.last_heard;
+    const bool plays = c.is_player() && !c.is_late();
+    if (silent > config_.timeout_after) {
+      depart(c, Departure::went_silent);
+    } else if (plays && blocked_too_long(c.slot, now)) {
+      // It speaks, but the next tick has waited on its input alone for a timeout: as good as gone
+      // (a peer that sends no inputs must not hold everyone forever).
+      depart(c, Departure::went_silent);
+    } else if (plays && silent > config_.notify_after && slots()[c.slot].state == SlotState::active) {
+      set_slot(c.slot, {SlotState::interrupted, 0, slots()[c.slot].plays_from_tick});
+      emit(event::Interrupted{c.slot});
+    }
+  }
+}
+
+bool HostProtocol::blocked_too_long(std::uint8_t slot, Instant now) const {
+  // The session has waited a timeout for the next tick, and this slot's input for it is missing.
+  return state_ == HostState::running && ticks().known_through() < config_.end_tick &&
+         inputs_.held_through(slot) <= ticks().known_through() && now - known_advanced_at_ > config_.timeout_after;
+}
+
+void HostProtocol::set_slot(std::uint8_t slot, SlotStatus status) {
+  if (set_slot_status(slot, status)) ++slots_version_;  // relays carry the table until acknowledged
 }
 
 }  // namespace lockstep::net

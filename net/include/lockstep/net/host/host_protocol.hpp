@@ -24,7 +24,7 @@
 #include "lockstep/net/host/connection.hpp"
 #include "lockstep/net/host/delay_controller.hpp"
 #include "lockstep/net/host/input_assembly.hpp"
-#include "lockstep/net/host/key_work_budget.hpp"
+#include "lockstep/net/host/host_gate.hpp"
 #include "lockstep/net/host/state_sender.hpp"
 #include "lockstep/net/protocol/lockstep_protocol.hpp"
 #include "lockstep/net/session/session_config.hpp"
@@ -99,10 +99,10 @@ class HostProtocol final : public LockstepProtocol {
   /// State transfers under way.
   [[nodiscard]] std::size_t transfers() const;
   /// Handshakes whose public-key work the host has done.
-  [[nodiscard]] std::uint64_t key_work() const { return key_work_.taken(); }
+  [[nodiscard]] std::uint64_t key_work() const { return gate_.key_work(); }
 
   /// The host's public key: its challenges name it, and its invite codes carry it.
-  [[nodiscard]] const PublicKey& host_key() const { return host_key_.public_key(); }
+  [[nodiscard]] const PublicKey& host_key() const { return gate_.host_key().public_key(); }
 
   /// The delay the players' round trips call for now (DelayController::needed of the slowest
   /// player's 95th-percentile round trip); nothing before a player's round trip is measured.
@@ -118,20 +118,12 @@ class HostProtocol final : public LockstepProtocol {
     refused,       ///< it never got in (its refusal is sent): forgotten
   };
 
-  /// A secret that may have sealed a connect, and what it grants.
-  struct CredentialCandidate {
-    CredentialSecret secret{};
-    std::optional<Role> role;        ///< nothing: the role the joiner asks for (an open session)
-    std::uint8_t slot = k_no_slot;   ///< a token's fixed slot
-    std::uint64_t client_id = 0;     ///< a token's
-  };
-
   // Datagrams.
   void handle_hello(const Endpoint& from, std::span<const std::byte> datagram, Instant now);
   void handle_connect(const Endpoint& from, const Header& h, std::span<const std::byte> datagram, Instant now);
-  /// The secrets a connect may have been sealed with under the host's credentials (none: nothing
-  /// admits it; an expired token sets token_expired_).
-  std::size_t credential_candidates(const Connect& connect, std::array<CredentialCandidate, 2>& out);
+  /// A joiner already admitted sends its connect again (its welcome was lost).
+  void connect_again(Connection& c, const Endpoint& from, const Header& h, const Connect& clear,
+                     std::span<const std::byte> maced, Instant now);
   void handle_update(Connection& c, std::span<const std::byte> datagram, std::uint64_t number, Instant now);
   /// An opened, newer datagram of `c` (`bytes` long) came from `from`, not its address.
   void follow(Connection& c, const Endpoint& from, std::size_t bytes, Instant now);
@@ -155,15 +147,12 @@ class HostProtocol final : public LockstepProtocol {
   }
   /// 24 random bytes for a message sealed once.
   OnceNonce once_nonce();
-  /// The refusals of a connect that cost no key work, in clear: a token in use by a joiner still
-  /// heard from, a spectator with no place or no state transfer to be had, the key work's budget
-  /// spent. Whether one was sent.
-  bool refused_before_key_work(const Endpoint& from, const Connect& connect, const CredentialCandidate& credential,
-                               Instant now);
-  /// A clear refusal of the connect from `from` (no larger than a connect).
-  void refuse_in_clear(const Endpoint& from, std::uint64_t nonce, RefuseReason reason, Duration retry, std::string text);
+  /// The refusals of a connect that the running session decides, in clear and before any key
+  /// work: a token in use by a joiner still heard from, a spectator with no place or no state
+  /// transfer to be had. Whether one was sent.
+  bool refused_before_key_work(const Endpoint& from, const Connect& connect, const Credential& credential, Instant now);
   // Admission.
-  Connection* admit(const Endpoint& from, const Connect& connect, Role role, const CredentialCandidate& credential,
+  Connection* admit(const Endpoint& from, const Connect& connect, Role role, const Credential& credential,
                     PacketProtection handshake, Instant now);
   void reclaim_slot(std::uint8_t slot);
   [[nodiscard]] Places places() const;
@@ -224,8 +213,7 @@ class HostProtocol final : public LockstepProtocol {
   Instant now_{0};               ///< the time of the call being handled
   Instant known_advanced_at_{0}; ///< when the last tick was completed
   std::optional<Instant> ending_since_;  ///< when the session reached its end tick, or desynced
-  Admission admission_;
-  KeyExchangePair host_key_;  ///< drawn once per host; its secret half is wiped with it
+  HostGate gate_;  ///< everything before a connection exists; Admission's places and numbers
   InputAssembly inputs_;
   StateSender state_sender_;
   DelayController delay_;
@@ -236,11 +224,7 @@ class HostProtocol final : public LockstepProtocol {
   std::array<std::uint64_t, k_max_session_players> slot_diverged_at_{};
   std::vector<std::byte> relay_scratch_;
   std::vector<std::byte> scratch_;  ///< a received datagram, opened in place
-  /// Joiner keys whose connect opened in the last 20 s (a cookie's life), oldest first.
-  std::deque<std::pair<PublicKey, Instant>> spent_;
-  bool token_expired_ = false;  ///< the last token checked had expired
   PathChallengeCounts path_challenges_;
-  KeyWorkBudget key_work_;
   bool state_asked_ = false;  ///< request::SendState is out: provide_state() answers it
   bool reclaiming_ = false;  ///< a reclaim is taking a slot from its previous holder
 };
