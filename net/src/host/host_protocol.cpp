@@ -132,8 +132,8 @@ void HostProtocol::handle_update(Connection& c, std::span<const std::byte> datag
   const Decoded<Update> u = read_update(datagram, config_.input_bytes);
   if (!u) return drop(u.drop);
   // It took the welcome and plays on.
-  if (c.phase == ConnectionPhase::welcomed) c.phase = ConnectionPhase::active;
-  if (c.phase == ConnectionPhase::welcomed_late) c.phase = ConnectionPhase::taking_state;
+  if (c.in<phase::Welcomed>()) c.phase = phase::Active{};
+  if (auto* welcomed = std::get_if<phase::WelcomedLate>(&c.phase)) c.phase = phase::TakingState{welcomed->transfer};
   if (u->timing) c.rtt.on_timing(*u->timing, now);
   c.relay_ack = std::max(c.relay_ack, std::min(u->relay_ack, ticks().known_through()));
   c.slots_acked = std::max(c.slots_acked, std::min(u->slots_ack, slots_version_));
@@ -148,7 +148,7 @@ void HostProtocol::handle_update(Connection& c, std::span<const std::byte> datag
     c.endpoint = c.candidate->endpoint;
     c.candidate.reset();
   }
-  if (u->state_received && c.transfer) take_state_ack(c, *u, number);
+  if (u->state_received && c.transfer() != nullptr) take_state_ack(c, *u, number);
   if (u->hash_count > 0 && c.is_player()) take_hashes(c, *u, number);
   assemble_ticks();
 }
@@ -183,7 +183,7 @@ void HostProtocol::take_hashes(Connection& c, const Update& u, std::uint64_t num
 }
 
 void HostProtocol::take_state_ack(Connection& c, const Update& u, std::uint64_t number) {
-  StateTransfer& t = *c.transfer;
+  StateTransfer& t = *c.transfer();
   if (!state_sender_.take_ack(t, u.state_tick, *u.state_received, u.state_held, now_)) return;
   const std::uint64_t size = state_sender_.state().bytes.size();
   if (t.resync) {
@@ -197,8 +197,8 @@ void HostProtocol::take_state_ack(Connection& c, const Update& u, std::uint64_t 
     emit(event::StateSent{c.slot, t.tick, size});
   }
   const bool late = c.is_late();
-  c.transfer.reset();  // the next poll frees the state when no other joiner needs it
-  c.phase = ConnectionPhase::active;
+  // The transfer is done with its phase: the next poll frees the state when no other joiner needs it.
+  c.phase = phase::Active{};
   if (late) activate(c);
 }
 
@@ -235,7 +235,7 @@ void HostProtocol::diverged(Connection& c, std::uint64_t tick) {
     return depart(c, Departure::dropped);
   }
   last = tick;
-  c.phase = ConnectionPhase::resyncing;
+  c.phase = phase::Resyncing{};
   emit(event::Diverged{c.slot, tick});
   start_transfers(now_);
 }
@@ -260,7 +260,7 @@ void HostProtocol::forget_through(std::uint64_t tick) {
   // be served, and is dropped (told so) rather than let the log grow without bound.
   std::uint64_t keep_after = tick;
   for (Connection& c : connections_) {
-    if (c.is_gone() || c.phase == ConnectionPhase::awaiting_state || c.relay_ack >= tick) continue;
+    if (c.is_gone() || c.in<phase::AwaitingState>() || c.relay_ack >= tick) continue;
     if (tick - c.relay_ack > k_tick_window) {
       depart(c, Departure::dropped);
       continue;
@@ -286,7 +286,7 @@ void HostProtocol::assemble_ticks() {
 
 void HostProtocol::send_to_all(Instant now) {
   for (Connection& c : connections_) {
-    if (!c.is_gone() && c.phase != ConnectionPhase::awaiting_state) send_relay(c, now);
+    if (!c.is_gone() && !c.in<phase::AwaitingState>()) send_relay(c, now);
   }
 }
 
@@ -323,10 +323,10 @@ void HostProtocol::send_relay(Connection& c, Instant now) {
     m.delay_from_tick = announced_delay_from();
   }
   m.desync_tick = desync_tick();
-  if (c.transfer && c.transfer->resync && state_sender_.has_state()) {
+  if (StateTransfer* t = c.transfer(); t != nullptr && t->resync && state_sender_.has_state()) {
     const StateSender::Snapshot& state = state_sender_.state();
     m.resync = StateOffer{state.tick, state.bytes.size(), state.hash};
-    c.transfer->announced = true;
+    t->announced = true;
   }
   m.running = state_ == HostState::running || state_ == HostState::ending;
   if (RttMeter::timing_due(c.sends++)) m.timing = c.rtt.outgoing(now);
@@ -418,7 +418,7 @@ void HostProtocol::poll_running(Instant now) {
   watch_silences(now);
   review_delay(now);
   for (Connection& c : connections_) {
-    if (c.transfer && !c.is_gone()) send_state(c, now);
+    if (c.transfer() != nullptr && !c.is_gone()) send_state(c, now);
   }
   // A joiner that left or was dropped mid-transfer frees its turn, and the last one the state.
   start_transfers(now);

@@ -48,7 +48,7 @@ void HostProtocol::handle_connect(const Endpoint& from, const Header& h, std::sp
   if (const DropReason* why = std::get_if<DropReason>(&opened)) return drop(*why);
   OpenedConnect& o = std::get<OpenedConnect>(opened);
   if (Connection* admitted = admit(from, o.connect, o.role, std::get<Credential>(credential), std::move(o.handshake), now)) {
-    if (admitted->phase == ConnectionPhase::awaiting_state) return start_transfers(now);
+    if (admitted->in<phase::AwaitingState>()) return start_transfers(now);
     // Under way but nothing stepped yet: no state to send, it plays from a tick announced now.
     if (admitted->joined_late) activate(*admitted);
     welcome(*admitted, now);
@@ -163,7 +163,7 @@ Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Ro
   c.slot = slot;
   c.last_heard = now;
   c.joined_late = late;
-  c.phase = awaits_state ? ConnectionPhase::awaiting_state : ConnectionPhase::welcomed;
+  c.phase = awaits_state ? ConnectionPhase(phase::AwaitingState{}) : ConnectionPhase(phase::Welcomed{});
   if (slot != k_no_slot && connect.reclaim) {
     reclaim_slot(slot);
   } else if (slot != k_no_slot) {
@@ -248,7 +248,7 @@ void HostProtocol::welcome(Connection& c, Instant now) {
   w.sim_name = config_.sim_name;
   w.compatibility_id = config_.compatibility_id;
   w.config = config_.sim_config;
-  if (c.transfer && state_sender_.has_state()) {
+  if (c.transfer() != nullptr && state_sender_.has_state()) {
     const StateSender::Snapshot& state = state_sender_.state();
     w.start_tick = state.tick;
     w.state_bytes = state.bytes.size();
@@ -284,19 +284,19 @@ void HostProtocol::refuse(const Endpoint& from, std::uint64_t nonce, const Refus
 
 std::size_t HostProtocol::transfers() const {
   return static_cast<std::size_t>(std::count_if(connections_.begin(), connections_.end(),
-                                                [](const Connection& c) { return c.transfer && !c.is_gone(); }));
+                                                [](const Connection& c) { return c.transfer() && !c.is_gone(); }));
 }
 
 HostProtocol::TransferAsk HostProtocol::ask_of(const Connection& c) {
   // A reclaimed player's later resync is a resync: it has no transfer of its own.
-  const bool resync = c.phase == ConnectionPhase::resyncing || (c.transfer && c.transfer->resync);
+  const bool resync = c.in<phase::Resyncing>() || (c.transfer() != nullptr && c.transfer()->resync);
   return {!c.is_player(), c.reclaimed && !resync, resync, c.client_id, address_group(c.endpoint)};
 }
 
 HostProtocol::TransferCounts HostProtocol::transfer_counts(const TransferAsk& ask, const Connection* self) const {
   TransferCounts n;
   for (const Connection& c : connections_) {
-    if (&c == self || c.is_gone() || !c.transfer) continue;
+    if (&c == self || c.is_gone() || c.transfer() == nullptr) continue;
     const TransferAsk held = ask_of(c);
     if (held.reclaim) {
       ++n.reclaims;
@@ -324,7 +324,7 @@ bool HostProtocol::transfer_room(const TransferAsk& ask, const Connection* self)
 void HostProtocol::start_transfers(Instant now) {
   for (Connection& c : connections_) {
     if (!c.needs_state() || !transfer_room(ask_of(c), &c)) continue;
-    const bool resync = c.phase == ConnectionPhase::resyncing;
+    const bool resync = c.in<phase::Resyncing>();
     if (state_sender_.has_state() && resync && state_sender_.state().tick < slot_diverged_at_[c.slot]) {
       // A diverged player goes back to a state at or after its divergence: one older than that,
       // still being sent to others, is replaced once they have it.
@@ -337,13 +337,14 @@ void HostProtocol::start_transfers(Instant now) {
       state_asked_ = true;
       return;
     }
-    c.transfer = state_sender_.begin(now, Duration(config_.timeout_after));
+    StateTransfer transfer = state_sender_.begin(now, Duration(config_.timeout_after));
     if (resync) {
       // Relays announce it; the player keeps its ticks and steps on from the state.
-      c.transfer->resync = true;
+      transfer.resync = true;
+      c.phase = phase::Resyncing{transfer};
       continue;
     }
-    c.phase = ConnectionPhase::welcomed_late;
+    c.phase = phase::WelcomedLate{transfer};
     c.relay_ack = state_sender_.state().tick;  // relays carry the ticks after the state
     c.hash_through = state_sender_.state().tick;
     welcome(c, now);
@@ -355,8 +356,8 @@ void HostProtocol::provide_state(std::uint64_t tick, std::vector<std::byte> snap
   if (snapshot.empty() || snapshot.size() > k_max_state_transfer_bytes) {
     // No state a joiner could take: the waiting joiners are refused rather than kept waiting.
     for (Connection& c : connections_) {
-      if (c.phase == ConnectionPhase::resyncing && c.needs_state()) depart(c, Departure::dropped);
-      if (c.phase != ConnectionPhase::awaiting_state) continue;
+      if (c.in<phase::Resyncing>() && c.needs_state()) depart(c, Departure::dropped);
+      if (!c.in<phase::AwaitingState>()) continue;
       refuse(c.endpoint, c.nonce, {RefuseReason::started, "the session is under way and its state cannot be sent"},
              c.handshake->keys());
       depart(c, Departure::refused);
@@ -368,7 +369,7 @@ void HostProtocol::provide_state(std::uint64_t tick, std::vector<std::byte> snap
 }
 
 void HostProtocol::send_state(Connection& c, Instant now) {
-  StateTransfer& t = *c.transfer;
+  StateTransfer& t = *c.transfer();
   // A resync's pieces follow the relay that announced them: before it they would be dropped.
   if (t.resync && !t.announced) return;
   const Duration timeout(config_.timeout_after);
@@ -389,7 +390,7 @@ void HostProtocol::depart(Connection& c, Departure how) {
   const bool late = c.is_late();
   // Spectators, late players that never played and replaced holders hold nothing anyone needs.
   const bool forgotten = !c.is_player() || late || how == Departure::replaced || how == Departure::refused;
-  c.phase = forgotten ? ConnectionPhase::forgotten : ConnectionPhase::gone;
+  c.phase = forgotten ? ConnectionPhase(phase::Forgotten{}) : ConnectionPhase(phase::Gone{});
   if (state_ == HostState::waiting) {
     if (c.is_player()) {
       set_slot(c.slot, {SlotState::waiting, 0, 0});
@@ -425,7 +426,7 @@ void HostProtocol::say_goodbye(Connection& c) {
 void HostProtocol::forget_departed() {
   // Departed players stay (their ids taken, their slots neutral), except before the start.
   std::erase_if(connections_, [&](const Connection& c) {
-    return c.phase == ConnectionPhase::forgotten || (c.phase == ConnectionPhase::gone && state_ == HostState::waiting);
+    return c.in<phase::Forgotten>() || (c.in<phase::Gone>() && state_ == HostState::waiting);
   });
 }
 

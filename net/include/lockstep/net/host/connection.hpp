@@ -1,13 +1,16 @@
 #pragma once
 /// One joiner as the host knows it: its connection id and keys (how its datagrams are told apart
 /// from everyone else's and proven its own, at whatever address), its place (a player slot, or a
-/// spectator's), its phase, and what it has acknowledged. A connection's phase is one value; HostProtocol makes
-/// every change of it (Connection only names the phases and answers questions about them).
+/// spectator's), its phase, and what it has acknowledged. A connection's phase is one value, a
+/// variant whose alternatives carry the data of that phase (a state transfer under way);
+/// HostProtocol makes every change of it (Connection only names the phases and answers questions
+/// about them).
 
 #include <array>
 #include <bitset>
 #include <cstdint>
 #include <optional>
+#include <variant>
 
 #include "lockstep/net/host/state_sender.hpp"
 #include "lockstep/net/io/datagram_socket.hpp"
@@ -20,16 +23,34 @@ namespace lockstep::net {
 /// Ticks past its last compared one for which the host keeps a peer's hashes.
 inline constexpr std::size_t k_hash_window = 64;
 
-enum class ConnectionPhase : std::uint8_t {
-  welcomed,        ///< welcomed; it has not spoken since (its welcome may be lost: a hello gets it again)
-  awaiting_state,  ///< joined under way: waits its turn for the host's state; not welcomed yet
-  welcomed_late,   ///< joined under way: welcomed with the state's offer; it has not spoken since
-  taking_state,    ///< joined under way: the state's pieces are on their way to it
-  active,          ///< in the session: plays its slot, or watches
-  resyncing,       ///< diverged: waits for the host's state, then takes it
-  gone,            ///< a player that left after it played: kept to the end, its slot neutral
-  forgotten,       ///< left holding nothing anyone needs: removed, its connection id free
+/// The phases of a connection, each with its own data.
+namespace phase {
+/// Welcomed; it has not spoken since (its welcome may be lost: a connect again gets it again).
+struct Welcomed {};
+/// Joined under way: waits its turn for the host's state; not welcomed yet.
+struct AwaitingState {};
+/// Joined under way: welcomed with the state's offer; it has not spoken since.
+struct WelcomedLate {
+  StateTransfer transfer;
 };
+/// Joined under way: the state's pieces are on their way to it.
+struct TakingState {
+  StateTransfer transfer;
+};
+/// In the session: plays its slot, or watches.
+struct Active {};
+/// Diverged: waits for the host's state (no transfer yet), then takes it.
+struct Resyncing {
+  std::optional<StateTransfer> transfer;
+};
+/// A player that left after it played: kept to the end, its slot neutral.
+struct Gone {};
+/// Left holding nothing anyone needs: removed, its connection id free.
+struct Forgotten {};
+}  // namespace phase
+
+using ConnectionPhase = std::variant<phase::Welcomed, phase::AwaitingState, phase::WelcomedLate, phase::TakingState,
+                                     phase::Active, phase::Resyncing, phase::Gone, phase::Forgotten>;
 
 struct Connection {
   std::uint8_t id = 0;
@@ -44,7 +65,7 @@ struct Connection {
   bool reclaimed = false;            ///< admitted with a claim on its slot (a reclaim)
   std::uint64_t nonce = 0;           ///< its hello's
   std::uint8_t slot = k_no_slot;     ///< k_no_slot: a spectator
-  ConnectionPhase phase = ConnectionPhase::welcomed;
+  ConnectionPhase phase = phase::Welcomed{};
   /// It joined under way once: its relays carry its own slot's inputs too (the ticks before it
   /// plays may hold a previous holder's).
   bool joined_late = false;
@@ -73,26 +94,36 @@ struct Connection {
   std::optional<std::uint64_t> hashes_from;
   std::uint32_t sends = 0;
   RttMeter rtt;
-  std::optional<StateTransfer> transfer;  ///< the host's state on its way to it
 
-  [[nodiscard]] bool is_gone() const { return phase == ConnectionPhase::gone || phase == ConnectionPhase::forgotten; }
+  /// Whether it is in phase P.
+  template <class P>
+  [[nodiscard]] bool in() const {
+    return std::holds_alternative<P>(phase);
+  }
+  /// The host's state on its way to it, in the phases that have one (else null).
+  [[nodiscard]] StateTransfer* transfer() {
+    if (auto* p = std::get_if<phase::WelcomedLate>(&phase)) return &p->transfer;
+    if (auto* p = std::get_if<phase::TakingState>(&phase)) return &p->transfer;
+    if (auto* p = std::get_if<phase::Resyncing>(&phase)) return p->transfer ? &*p->transfer : nullptr;
+    return nullptr;
+  }
+  [[nodiscard]] const StateTransfer* transfer() const { return const_cast<Connection*>(this)->transfer(); }
+
+  [[nodiscard]] bool is_gone() const { return in<phase::Gone>() || in<phase::Forgotten>(); }
   [[nodiscard]] bool is_player() const { return slot != k_no_slot; }
   /// A player admitted under way that does not play yet: its input is neutral until it holds the
   /// state and the host has announced the tick it plays from.
   [[nodiscard]] bool is_late() const {
-    return is_player() && (phase == ConnectionPhase::awaiting_state || phase == ConnectionPhase::welcomed_late ||
-                           phase == ConnectionPhase::taking_state);
+    return is_player() && (in<phase::AwaitingState>() || in<phase::WelcomedLate>() || in<phase::TakingState>());
   }
   /// It has not spoken since its welcome.
-  [[nodiscard]] bool unanswered() const {
-    return phase == ConnectionPhase::welcomed || phase == ConnectionPhase::welcomed_late;
-  }
+  [[nodiscard]] bool unanswered() const { return in<phase::Welcomed>() || in<phase::WelcomedLate>(); }
   /// It needs the host's state before anything else: a late joiner's, or a diverged player's.
   [[nodiscard]] bool needs_state() const {
-    return phase == ConnectionPhase::awaiting_state || (phase == ConnectionPhase::resyncing && !transfer);
+    return in<phase::AwaitingState>() || (in<phase::Resyncing>() && transfer() == nullptr);
   }
   /// The state it holds is not the session's yet: its hashes are not compared, its relays wait.
-  [[nodiscard]] bool between_states() const { return transfer.has_value() || needs_state(); }
+  [[nodiscard]] bool between_states() const { return transfer() != nullptr || needs_state(); }
 };
 
 }  // namespace lockstep::net
