@@ -1,8 +1,9 @@
 #pragma once
 /// The host's side of the lockstep protocol, without I/O: it routes datagrams and time to its
-/// parts — admission (cookies, places, claims), input assembly, the state sender and the delay
-/// controller — and keeps what joins them: every connection and its phase, the relays, the hash
-/// comparison, departures, and the session's own phase (waiting, countdown, running, ending).
+/// parts — the front door (HostGate: hellos, cookies, credentials, the key work, and Admission's
+/// places and claims), input assembly, the state sender and the delay controller — and keeps what
+/// joins them: every connection and its phase, the relays, the hash comparison, departures, and
+/// the session's own phase (waiting, countdown, running, ending).
 ///
 /// Joiners are known by the connection id of their welcome and proven by its keys, not by
 /// address: two peers behind one address get two slots, and a peer whose port changes keeps its
@@ -13,7 +14,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <utility>
 #include <string>
