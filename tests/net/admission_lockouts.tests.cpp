@@ -11,7 +11,8 @@
 #include "credential_secrets.hpp"
 #include "hand_joiner.hpp"
 #include "lockstep/net/session/session.hpp"
-#include "virtual_sessions.hpp"
+#include "lockstep/net/session/virtual_sessions.hpp"
+#include "virtual_session_configs.hpp"
 #include "walker_sim.hpp"
 
 using namespace lockstep;
@@ -19,7 +20,7 @@ using lockstep::testing::HandJoiner;
 using lockstep::testing::host_config;
 using lockstep::testing::join_config;
 using lockstep::testing::secret_of;
-using lockstep::testing::VirtualSessions;
+using lockstep::net::VirtualSessions;
 using lockstep::testing::walker_step;
 using lockstep::testing::WalkerSim;
 using net::Instant;

@@ -12,7 +12,8 @@
 #include "lockstep/engine/rng.hpp"
 #include "lockstep/net/io/virtual_network.hpp"
 #include "process.hpp"
-#include "virtual_sessions.hpp"
+#include "lockstep/net/session/virtual_sessions.hpp"
+#include "virtual_session_configs.hpp"
 #include "walker_sim.hpp"
 
 using namespace lockstep;
@@ -20,7 +21,7 @@ using lockstep::testing::host_config;
 using lockstep::testing::join_config;
 using lockstep::testing::read_file;
 using lockstep::testing::TempDir;
-using lockstep::testing::VirtualSessions;
+using lockstep::net::VirtualSessions;
 using lockstep::testing::WalkerInput;
 using lockstep::testing::walker_step;
 using lockstep::testing::WalkerSim;

@@ -15,14 +15,15 @@
 #include "lockstep/net/credentials/invite_code.hpp"
 #include "credential_secrets.hpp"
 #include "hand_joiner.hpp"
-#include "virtual_sessions.hpp"
+#include "lockstep/net/session/virtual_sessions.hpp"
+#include "virtual_session_configs.hpp"
 #include "walker_sim.hpp"
 
 using namespace lockstep;
 using lockstep::testing::host_config;
 using lockstep::testing::join_config;
 using lockstep::testing::secret_of;
-using lockstep::testing::VirtualSessions;
+using lockstep::net::VirtualSessions;
 using lockstep::testing::WalkerInput;
 using lockstep::testing::walker_step;
 using lockstep::testing::WalkerSim;

@@ -54,13 +54,13 @@ std::set<Outcome> allowed_outcomes(const Scenario& s, std::uint32_t who) {
 }
 
 bool Run::excused(std::uint32_t i, const net::SessionResult& r) const {
-  const Participant& p = p_[i];
+  const Sessions::Participant& p = group_[i];
   // A joiner that arrives while the session runs (a spectator, a late player, a rejoin's successor)
   // may find it over: no host, or told so. Documented, not a fault.
-  const bool successor = s_.trouble == Trouble::rejoin && i + 1 == p_.size();
+  const bool successor = s_.trouble == Trouble::rejoin && i + 1 == group_.size();
   const bool missed_it = (i > s_.peers() || s_.late_player(i) || successor) && !p.session->welcomed() &&
-                         ((r.outcome == Outcome::network_failed && p_[0].ended_at &&
-                           *p_[0].ended_at < p.join_at + milliseconds(k_timeout_ms)) ||
+                         ((r.outcome == Outcome::network_failed && group_[0].ended_at &&
+                           *group_[0].ended_at < p.starts_at + milliseconds(k_timeout_ms)) ||
                           (r.outcome == Outcome::refused && r.message == "refused by the host: the session is over") ||
                           // … or while the host sends its state to as many late joiners as it serves.
                           (r.outcome == Outcome::refused && r.message.find("busy sending") != std::string::npos) ||
@@ -75,7 +75,7 @@ bool Run::excused(std::uint32_t i, const net::SessionResult& r) const {
   const bool unanswered = !p.session->welcomed() && r.outcome == Outcome::network_failed &&
                           (r.message.rfind("no answer from the host", 0) == 0 ||
                            r.message.find("did not let this joiner in") != std::string::npos);
-  const net::SessionResult& host_result = *p_[0].session->result();
+  const net::SessionResult& host_result = *group_[0].session->result();
   const bool host_gave_up = host_result.outcome == Outcome::network_failed &&
                             host_result.message.rfind("gave up waiting for players", 0) == 0 &&
                             r.outcome == Outcome::network_failed;
@@ -90,8 +90,8 @@ void Run::check(ScenarioReport& report) const {
   };
   if (most_in_flight_ >= 4096) failed("unbounded: " + std::to_string(most_in_flight_) + " datagrams in flight");
   check_agreement(failed);
-  for (std::uint32_t i = 0; i < p_.size(); ++i) {
-    if (p_[i].killed || !p_[i].joined) continue;
+  for (std::uint32_t i = 0; i < group_.size(); ++i) {
+    if (group_[i].killed() || !group_[i].started) continue;
     check_outcome(i, failed);
     add_figures(i, report);
   }
@@ -99,9 +99,9 @@ void Run::check(ScenarioReport& report) const {
 
 void Run::check_agreement(const Failed& failed) const {
   std::map<std::uint64_t, std::pair<std::uint64_t, std::uint32_t>> reference;
-  const net::TickLog& host_ticks = p_[0].session->protocol().ticks();
-  for (std::uint32_t i = 0; i < p_.size(); ++i) {
-    const Participant& p = p_[i];
+  const net::TickLog& host_ticks = group_[0].session->protocol().ticks();
+  for (std::uint32_t i = 0; i < group_.size(); ++i) {
+    const Sessions::Participant& p = group_[i];
     for (const auto& [t, hash] : p.hashes) {
       // A nudged player that was not resynced has a state of its own from the nudge on.
       if (s_.trouble == Trouble::desync && i == s_.victim && t >= s_.perturb_tick &&
@@ -125,14 +125,14 @@ void Run::check_agreement(const Failed& failed) const {
 }
 
 void Run::check_outcome(std::uint32_t i, const Failed& failed) const {
-  const Participant& p = p_[i];
+  const Sessions::Participant& p = group_[i];
   const net::SessionResult& r = *p.session->result();
   if (allowed_outcomes(s_, i).count(r.outcome) == 0 && !excused(i, r)) {
     failed("participant " + std::to_string(i) + " ended " + outcome_name(r.outcome) +
            (r.message.empty() ? "" : " (" + r.message + ")") + " at tick " + std::to_string(r.tick));
   }
   // A relay host whose every player is gone ends there: it has nothing left to relay.
-  const bool may_end_early = p.left || (i == 0 && s_.relay && all_players_lost(s_));
+  const bool may_end_early = players_[i].left || (i == 0 && s_.relay && all_players_lost(s_));
   const bool should_reach_end = r.outcome == Outcome::finished && !may_end_early;
   if (should_reach_end && r.tick != s_.ticks) {
     failed("participant " + std::to_string(i) + " finished at tick " + std::to_string(r.tick) + ", not " +
@@ -150,7 +150,7 @@ void Run::check_outcome(std::uint32_t i, const Failed& failed) const {
 }
 
 void Run::add_figures(std::uint32_t i, ScenarioReport& report) const {
-  const Participant& p = p_[i];
+  const Sessions::Participant& p = group_[i];
   const net::SessionResult& r = *p.session->result();
   const net::NetStats stats = p.session->stats();
   if (stats.playing_ms && r.outcome == Outcome::finished) {
@@ -184,7 +184,7 @@ void Run::add_figures(std::uint32_t i, ScenarioReport& report) const {
     report.peer_bytes_received += stats.bytes_received;
     report.peer_datagrams_sent += stats.datagrams_sent;
     report.peer_ticks += r.tick;
-    report.peer_seconds += static_cast<double>((*p.ended_at - p.join_at).count()) / 1e6;
+    report.peer_seconds += static_cast<double>((*p.ended_at - p.starts_at).count()) / 1e6;
   }
 }
 

@@ -34,68 +34,81 @@ WorldConfig world_for(const Scenario& s) {
 
 ScenarioReport Run::go() {
   ScenarioReport report;
-  p_.resize(s_.participants());
+  players_.resize(s_.participants());
   Rng rng(s_.seed ^ 0x5DEECE66Dull);
-  for (std::uint32_t i = 0; i < p_.size(); ++i) {
-    p_[i].frame_us = s_.frame_us[i];
+  for (std::uint32_t i = 0; i < s_.participants(); ++i) {
     // The host first, everyone else within half a second, except a third of the spectators, which
     // arrive while the session runs and start from the host's state (one arriving after a short
     // session ended rightly finds no host).
     const auto session_ms = static_cast<std::uint32_t>(s_.ticks * s_.expected_tick_us() / 1000);
     const bool late = (i > s_.peers() && rng.below(3) == 0) || s_.late_player(i);
-    p_[i].join_at = i == 0 ? Instant{0} : milliseconds(late ? 500 + rng.below(session_ms + 1) : rng.below(500));
-    if (i > s_.peers() && s_.spectators_join_ms) p_[i].join_at = milliseconds(*s_.spectators_join_ms);
-    if (s_.late_player(i) && s_.late_players_join_ms) p_[i].join_at = milliseconds(*s_.late_players_join_ms);
+    Instant join_at = i == 0 ? Instant{0} : milliseconds(late ? 500 + rng.below(session_ms + 1) : rng.below(500));
+    if (i > s_.peers() && s_.spectators_join_ms) join_at = milliseconds(*s_.spectators_join_ms);
+    if (s_.late_player(i) && s_.late_players_join_ms) join_at = milliseconds(*s_.late_players_join_ms);
+    // A rejoin's successor starts when its predecessor has been dead for a while (befall sets it).
+    if (s_.trouble == Trouble::rejoin && i + 1 == s_.participants()) join_at = Instant::max();
+    group_.add_later(join_at);
   }
-  // A rejoin's successor starts when its predecessor has been dead for a while (pump sets it).
-  if (s_.trouble == Trouble::rejoin) p_.back().join_at = Instant::max();
-  attacker_ = network_.open({boost::asio::ip::make_address_v4(0x0A0000FAu), 6666}, {});
+  hook();
+  attacker_ = group_.network().open({boost::asio::ip::make_address_v4(0x0A0000FAu), 6666}, {});
   join(0, Instant{0});
-  if (p_[0].session->ended()) {
+  if (!group_[0].started || group_[0].session->ended()) {
     report.ok = false;
-    report.failure = "the host could not start: " + p_[0].session->result()->message;
+    report.failure = "the host could not start: " + host_error_;
     return report;
   }
   const Instant limit = milliseconds(20'000 + 3 * s_.ticks * s_.expected_tick_us() / 1000 + 4 * k_timeout_ms);
-  Instant now{0};
-  for (;;) {
-    if (now > limit) {
-      report.ok = false;
-      report.failure = "hung: not every participant ended within " + std::to_string(limit.count() / 1'000'000) + " s";
-      for (std::uint32_t i = 0; i < p_.size(); ++i) {
-        const Participant& p = p_[i];
-        if (!p.session) continue;
-        const net::NetStats st = p.session->stats();
-        note("participant " + std::to_string(i) + ": tick " + std::to_string(p.session->tick()) + ", known " +
-             std::to_string(p.session->protocol().ticks().known_through()) + ", ended " +
-             std::to_string(p.session->ended()) + ", sent " + std::to_string(st.datagrams_sent) + ", received " +
-             std::to_string(st.datagrams_received) + ", dropped " + std::to_string(st.dropped.total()) +
-             ", stalls " + std::to_string(st.stall_ticks) + ", wanted " +
-             std::to_string(p.session->input_wanted().value_or(0)) + protocol_state(*p.session));
-      }
-      break;
-    }
-    network_.advance_to(now);
-    most_in_flight_ = std::max(most_in_flight_, network_.in_flight());
-    if (!trouble_begin_ && p_[0].session->protocol().start_time()) begin_trouble(*p_[0].session->protocol().start_time());
-    for (std::uint32_t i = 0; i < p_.size(); ++i) {
-      if (!p_[i].joined && now >= p_[i].join_at) join(i, now);
-      pump(i, now);
-    }
-    attack(now);
-    if (all_ended()) break;
-    now = next_event(now);
+  if (!group_.run(limit, [this](Instant now) { attack(now); })) {
+    report.ok = false;
+    report.failure = "hung: not every participant ended within " + std::to_string(limit.count() / 1'000'000) + " s";
+    report_hung();
   }
-  report.simulated_seconds = static_cast<double>(now.count()) / 1e6;
+  report.simulated_seconds = static_cast<double>(group_.network().now().count()) / 1e6;
   if (report.ok) check(report);
   return report;
 }
 
+void Run::hook() {
+  group_.wake_on_arrival = false;  // a program that reads its socket once a frame
+  group_.on_start = [this](std::size_t i, Instant now) { join(static_cast<std::uint32_t>(i), now); };
+  group_.on_send = [this](std::size_t, Instant, const net::Endpoint& to, std::span<const std::byte> datagram) {
+    seen_.emplace_back(to, std::vector<std::byte>(datagram.begin(), datagram.end()));
+    if (seen_.size() > 256) seen_.pop_front();
+  };
+  group_.before_round = [this](Instant) {
+    most_in_flight_ = std::max(most_in_flight_, group_.network().in_flight());
+    const auto& start = group_[0].session->protocol().start_time();
+    if (!trouble_begin_ && start) begin_trouble(*start);
+  };
+  group_.before_frame = [this](std::size_t i, Instant now) { return befall(static_cast<std::uint32_t>(i), now); };
+  group_.after_frame = [this](std::size_t i, Instant now) { trace_events(static_cast<std::uint32_t>(i), now); };
+  group_.wake_at = [this](Instant now) {
+    Instant next = Instant::max();
+    if (trouble_begin_) {
+      for (const Instant at : {*trouble_begin_, *trouble_begin_ + milliseconds(s_.trouble_ms)}) {
+        if (at > now) next = std::min(next, at);
+      }
+    }
+    return next;
+  };
+}
+
+void Run::report_hung() {
+  for (std::uint32_t i = 0; i < group_.size(); ++i) {
+    const Sessions::Participant& p = group_[i];
+    if (!p.session) continue;
+    const net::NetStats st = p.session->stats();
+    note("participant " + std::to_string(i) + ": tick " + std::to_string(p.session->tick()) + ", known " +
+         std::to_string(p.session->protocol().ticks().known_through()) + ", ended " +
+         std::to_string(p.session->ended()) + ", sent " + std::to_string(st.datagrams_sent) + ", received " +
+         std::to_string(st.datagrams_received) + ", dropped " + std::to_string(st.dropped.total()) + ", stalls " +
+         std::to_string(st.stall_ticks) + ", wanted " + std::to_string(p.session->input_wanted().value_or(0)) +
+         protocol_state(*p.session));
+  }
+}
+
 void Run::join(std::uint32_t i, Instant now) {
-  Participant& p = p_[i];
-  p.joined = true;
-  p.next_frame = now;
-  p.socket = network_.open(address_of(i), s_.faults[i]);
+  const auto frame_every = std::chrono::microseconds(s_.frame_us[i]);
   if (i == 0) {
     net::HostConfig host;
     host.relay = s_.relay;
@@ -116,15 +129,17 @@ void Run::join(std::uint32_t i, Instant now) {
     host.credentials.player_invite = invite_secret(net::Role::player);
     host.credentials.spectator_invite = invite_secret(net::Role::spectator);
     Result<net::Session<World>> session = net::Session<World>::host(config_, s_.seed, host, now);
-    if (session) {
-      p.session.emplace(std::move(session).value());
-      host_key_ = p.session->host_protocol()->host_key();
+    if (!session) {
+      host_error_ = session.error().message;
+      return;
     }
+    host_key_ = session.value().host_protocol()->host_key();
+    group_.begin(0, address_of(0), s_.faults[0], std::move(session).value(), input_of(0), frame_every);
     return;
   }
   net::JoinConfig join;
   join.host = address_of(0);
-  const bool successor = s_.trouble == Trouble::rejoin && i + 1 == p_.size();
+  const bool successor = s_.trouble == Trouble::rejoin && i + 1 == group_.size();
   join.role = i <= s_.peers() || successor ? net::Role::player : net::Role::spectator;
   join.timeout_after = milliseconds(k_timeout_ms);
   join.nonce = s_.seed * 1000 + i;
@@ -134,21 +149,21 @@ void Run::join(std::uint32_t i, Instant now) {
   join.credential.secret = invite_secret(join.role);
   join.credential.host_key = host_key_;
   if (successor) join.reclaim = key_;
-  p.session.emplace(net::Session<World>::join(join, now).value());
+  group_.begin(i, address_of(i), s_.faults[i], net::Session<World>::join(join, now).value(), input_of(i), frame_every);
   if (s_.trouble == Trouble::desync && i == s_.victim) {
-    p.session->debug_perturb(s_.perturb_tick, [](World& world) {
+    group_[i].session->debug_perturb(s_.perturb_tick, [](World& world) {
       const Vec2 v = world.velocity(BodyId{1});
       world.set_velocity(BodyId{1}, {v.x + 1e-6, v.y});
     });
   }
 }
 
-void Run::forget_resynced(Participant& p) {
-  // A resynced player went back to the host's state: what it stepped from the desync on was of
-  // the state it left.
-  if (p.session->resyncs() == p.resyncs) return;
-  p.resyncs = p.session->resyncs();
-  p.hashes.erase(p.hashes.lower_bound(p.session->protocol().desync_tick()), p.hashes.end());
+Sessions::InputFn Run::input_of(std::uint32_t i) {
+  return [this, i](std::uint32_t slot, std::uint64_t) {
+    std::optional<Bot>& bot = players_[i].bot;
+    if (!bot) bot.emplace(group_[i].session->parameters().seed, slot);
+    return bot->next();
+  };
 }
 
 bool Run::frozen(std::uint32_t i, Instant now) const {
@@ -159,45 +174,32 @@ bool Run::frozen(std::uint32_t i, Instant now) const {
 void Run::begin_trouble(Instant start) {
   trouble_begin_ = start + milliseconds(s_.trouble_at_ms);
   const Instant end = *trouble_begin_ + milliseconds(s_.trouble_ms);
-  if (s_.trouble == Trouble::partition) network_.cut(address_of(s_.victim), *trouble_begin_, end, true);
-  if (s_.trouble == Trouble::outage) network_.cut(address_of(s_.victim), *trouble_begin_, end, false);
+  if (s_.trouble == Trouble::partition) group_.network().cut(address_of(s_.victim), *trouble_begin_, end, true);
+  if (s_.trouble == Trouble::outage) group_.network().cut(address_of(s_.victim), *trouble_begin_, end, false);
 }
 
-void Run::pump(std::uint32_t i, Instant now) {
-  Participant& p = p_[i];
-  if (!p.joined || p.killed || !p.session || p.session->ended() || frozen(i, now)) return;
-  net::Session<World>& session = *p.session;
-  if (trouble_begin_ && now >= *trouble_begin_ && i == s_.victim) {
-    if (s_.trouble == Trouble::kill || (s_.trouble == Trouble::rejoin && session.reclaim())) {
-      p.killed = true;
-      p.socket.reset();
-      note("participant " + std::to_string(i) + " killed at " + std::to_string(now.count() / 1000) + " ms");
-      if (s_.trouble == Trouble::rejoin) {
-        key_ = session.reclaim();
-        p_.back().join_at = now + milliseconds(s_.trouble_ms);
-      }
-      return;
+bool Run::befall(std::uint32_t i, Instant now) {
+  if (frozen(i, now)) return false;
+  if (!trouble_begin_ || now < *trouble_begin_ || i != s_.victim) return true;
+  net::Session<World>& session = *group_[i].session;
+  if (s_.trouble == Trouble::kill || (s_.trouble == Trouble::rejoin && session.reclaim())) {
+    group_.kill(i);
+    note("participant " + std::to_string(i) + " killed at " + std::to_string(now.count() / 1000) + " ms");
+    if (s_.trouble == Trouble::rejoin) {
+      key_ = session.reclaim();
+      group_[group_.size() - 1].starts_at = now + milliseconds(s_.trouble_ms);
     }
-    if (s_.trouble == Trouble::leave && !p.left) {
-      p.left = true;
-      session.leave(now);
-    }
+    return false;
   }
-  const bool frame = now >= p.next_frame;
-  if (!frame && now < session.next_wakeup()) return;
-  TappedSocket tapped(*p.socket, seen_);
-  session.run_frame(
-      tapped, now,
-      [&](std::uint64_t) {
-        if (!p.bot) p.bot.emplace(session.parameters().seed, session.parameters().slot);
-        return p.bot->next();
-      },
-      [&] {
-        forget_resynced(p);
-        p.hashes[session.tick()] = session.hash();
-      });
-  forget_resynced(p);
-  if (session.ended() && !p.ended_at) p.ended_at = now;
+  if (s_.trouble == Trouble::leave && !players_[i].left) {
+    players_[i].left = true;
+    session.leave(now);
+  }
+  return true;
+}
+
+void Run::trace_events(std::uint32_t i, Instant now) {
+  net::Session<World>& session = *group_[i].session;
   for (net::ProtocolEvent e; session.poll_event(e);) {
     if (i == 0 && trace_ != nullptr) {
       note("  host: known " + std::to_string(session.protocol().ticks().known_through()) + protocol_state(session));
@@ -206,35 +208,6 @@ void Run::pump(std::uint32_t i, Instant now) {
          net::describe_event(e, i == 0 ? "host" : "peer " + std::to_string(i), session.parameters()) + " (" +
          std::string(net::event_name(e)) + ")");
   }
-  if (frame) {
-    while (p.next_frame <= now) p.next_frame += std::chrono::microseconds(p.frame_us);
-  }
-}
-
-bool Run::all_ended() const {
-  // A rejoin's successor never starts when the session ended before its predecessor was killed.
-  return std::all_of(p_.begin(), p_.end(), [](const Participant& p) {
-    return (p.joined && (p.killed || (p.session && p.session->ended()))) || (!p.joined && p.join_at == Instant::max());
-  });
-}
-
-Instant Run::next_event(Instant now) const {
-  Instant next = network_.next_delivery();
-  for (std::uint32_t i = 0; i < p_.size(); ++i) {
-    const Participant& p = p_[i];
-    if (!p.joined) {
-      next = std::min(next, p.join_at);
-      continue;
-    }
-    if (p.killed || !p.session || p.session->ended()) continue;
-    next = std::min({next, p.next_frame, p.session->next_wakeup()});
-  }
-  if (trouble_begin_) {
-    for (const Instant at : {*trouble_begin_, *trouble_begin_ + milliseconds(s_.trouble_ms)}) {
-      if (at > now) next = std::min(next, at);
-    }
-  }
-  return std::max(next, now + std::chrono::microseconds(1));
 }
 
 }  // namespace lockstep::netsim::detail

@@ -1,7 +1,8 @@
 #pragma once
 // The machinery of one scenario run (tools/netsim): its participants, the attacker on the path,
 // and Run, which drives every session on the virtual network and then checks the invariants
-// (scenario_checks.cpp). Internal to the netsim library: scenario.hpp is its interface.
+// (scenario_checks.cpp), on the harness of the virtual-time tests (net/session/virtual_sessions.hpp).
+// Internal to the netsim library: scenario.hpp is its interface.
 
 #include <chrono>
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include "lockstep/engine/world.hpp"
 #include "lockstep/net/io/virtual_network.hpp"
 #include "lockstep/net/session/session.hpp"
+#include "lockstep/net/session/virtual_sessions.hpp"
 #include "scenario.hpp"
 
 namespace lockstep::netsim::detail {
@@ -38,40 +40,13 @@ bool all_players_lost(const Scenario& s);
 std::set<Outcome> allowed_outcomes(const Scenario& s, std::uint32_t who);
 WorldConfig world_for(const Scenario& s);
 
-/// One participant: its socket, its session, its bot, and what the checks need afterwards.
-struct Participant {
-  std::unique_ptr<net::VirtualSocket> socket;
-  std::optional<net::Session<World>> session;
+/// What netsim keeps of a participant beside the harness's: its bot, and whether it left.
+struct Player {
   std::optional<Bot> bot;
-  std::uint32_t frame_us = 10'000;
-  Instant next_frame{0};
-  Instant join_at{0};
-  bool joined = false;
-  bool killed = false;
   bool left = false;
-  std::map<std::uint64_t, std::uint64_t> hashes;  ///< tick → state hash, as last stepped
-  std::uint64_t resyncs = 0;                       ///< the session's resyncs seen so far
-  std::optional<Instant> ended_at;
 };
 
-/// A participant's socket as its session sees it: what it sends, the attacker sees too.
-class TappedSocket final : public net::DatagramSocket {
- public:
-  TappedSocket(net::VirtualSocket& socket, std::deque<std::pair<net::Endpoint, std::vector<std::byte>>>& seen)
-      : socket_(socket), seen_(seen) {}
-  void send(const net::Endpoint& to, std::span<const std::byte> datagram) override {
-    seen_.emplace_back(to, std::vector<std::byte>(datagram.begin(), datagram.end()));
-    if (seen_.size() > 256) seen_.pop_front();
-    socket_.send(to, datagram);
-  }
-  bool receive(net::Endpoint& from, std::vector<std::byte>& datagram) override { return socket_.receive(from, datagram); }
-  [[nodiscard]] net::Endpoint local_endpoint() const override { return socket_.local_endpoint(); }
-  [[nodiscard]] const net::SocketStats& stats() const override { return socket_.stats(); }
-
- private:
-  net::VirtualSocket& socket_;
-  std::deque<std::pair<net::Endpoint, std::vector<std::byte>>>& seen_;
-};
+using Sessions = net::VirtualSessions<World>;
 
 /// Every scenario has an attacker on the path: it sees what every participant sends, and every
 /// 40 ms sends one of the last 256 datagrams it saw to where it went, from its own address, once
@@ -86,13 +61,18 @@ class Run {
   ScenarioReport go();
 
  private:
+  /// Sets the harness's hooks: starts, trouble, the attacker, the trace.
+  void hook();
   void join(std::uint32_t i, Instant now);
-  void pump(std::uint32_t i, Instant now);
-  static void forget_resynced(Participant& p);
+  /// Before participant i's frame: the trouble that befalls it (frozen, killed, leaving).
+  bool befall(std::uint32_t i, Instant now);
+  /// After participant i's frame: its protocol's events, into the trace.
+  void trace_events(std::uint32_t i, Instant now);
+  void report_hung();
+  /// Participant i's inputs: its bot's, seeded by the session it joined.
+  Sessions::InputFn input_of(std::uint32_t i);
   void begin_trouble(Instant start);
   [[nodiscard]] bool frozen(std::uint32_t i, Instant now) const;
-  [[nodiscard]] bool all_ended() const;
-  [[nodiscard]] Instant next_event(Instant now) const;
   /// The invariants, checked once every participant has ended; the first broken one fails the run.
   void check(ScenarioReport& report) const;
   using Failed = std::function<void(std::string)>;
@@ -107,20 +87,19 @@ class Run {
   void note(const std::string& line) {
     if (trace_ != nullptr) trace_->push_back(line);
   }
-  static net::Endpoint address_of(std::uint32_t i) {
-    return {boost::asio::ip::make_address_v4(0x0A000001u + i), static_cast<std::uint16_t>(i == 0 ? 7777 : 40000 + i)};
-  }
+  static net::Endpoint address_of(std::uint32_t i) { return Sessions::address(i); }
 
   const Scenario& s_;
   std::string evidence_dir_;
   std::vector<std::string>* trace_;
   WorldConfig config_;
-  net::VirtualNetwork network_;
-  std::vector<Participant> p_;
+  Sessions group_;
+  std::vector<Player> players_;
   std::optional<Instant> trouble_begin_;
   std::size_t most_in_flight_ = 0;
   std::optional<net::Reclaim> key_;  ///< a rejoin's: the killed player's claim on its slot
   net::PublicKey host_key_{};        ///< the host's, which the invites name
+  std::string host_error_;           ///< why the host could not start
   std::unique_ptr<net::VirtualSocket> attacker_;
   std::deque<std::pair<net::Endpoint, std::vector<std::byte>>> seen_;  ///< what the attacker saw
   Instant next_attack_{0};
