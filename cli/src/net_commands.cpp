@@ -77,6 +77,12 @@ void add_host_options(CLI::App* cmd, HostFlags& o, const NetHooks& hooks) {
                       ") ahead of the confirmed ticks, predicting the others' inputs, and re-simulate when they differ; "
                       "the input delay becomes the local delay (auto: the round trip's less W). 0: lockstep (default)")
       ->check(whole_number(0, net::k_max_prediction_window));
+  cmd->add_option("--input-tolerance", o.input_tolerance,
+                  "Ticks (1 to " + std::to_string(net::k_max_input_tolerance) +
+                      ") the host waits for a late player's input past the moment it could have relayed the tick; "
+                      "then it decides that input (the player's latest), so one slow player stalls no one. off: "
+                      "everyone waits for the slowest player (default " + o.input_tolerance + ")")
+      ->check(CLI::IsMember({"off"}) | whole_number(1, net::k_max_input_tolerance));
   cmd->add_option("--tick-rate", o.tick_rate_hz,
                   "Ticks per second; every participant paces by it (default " + std::to_string(o.tick_rate_hz) + ")")
       ->check(whole_number(1, k_max_tick_rate_hz));
@@ -185,6 +191,7 @@ net::HostConfig host_config(const HostFlags& o) {
   host.adaptive_delay = o.input_delay == "auto";
   if (!host.adaptive_delay) host.input_delay = static_cast<std::uint32_t>(std::stoul(o.input_delay));
   host.prediction_window = o.rollback;
+  host.input_tolerance = o.input_tolerance == "off" ? 0 : static_cast<std::uint32_t>(std::stoul(o.input_tolerance));
   // With prediction an adaptive delay starts at the local delay's floor: lowering it takes 3 s.
   if (host.adaptive_delay && o.rollback != 0) host.input_delay = net::DelayController::k_prediction_floor;
   host.tick_rate_hz = o.tick_rate_hz;
@@ -290,6 +297,7 @@ std::string describe_host(const net::SessionParameters& p, std::uint16_t port, c
          (host.adaptive_delay ? "auto (adapts to the round trips; " + std::to_string(p.input_delay) + " to start)"
                               : std::to_string(p.input_delay)) +
          (p.prediction_window != 0 ? ", rollback " + std::to_string(p.prediction_window) : std::string()) +
+         ", input tolerance " + (host.input_tolerance == 0 ? std::string("off") : std::to_string(host.input_tolerance) + " ticks") +
          (o.start_with != 0 && o.start_with < p.players ? ", starts with " + std::to_string(o.start_with) : std::string()) +
          (host.resync ? ", resyncs on a desync" : "") + ", netsim " + net::describe(netsim);
 }

@@ -1,5 +1,7 @@
 // The host's input assembly alone: ticks complete only when every slot has its input or is
-// neutral, inputs arrive in order with gaps refilled, and nothing past the limit is taken.
+// neutral, inputs arrive in order with gaps refilled, and nothing past the limit is taken; and
+// what the input tolerance decides: a slot's latest input, whatever tick it came for, with the
+// inputs that come after their tick was decided counted late and never held.
 
 #include <catch2/catch.hpp>
 
@@ -23,6 +25,8 @@ SlotTable all_active(std::uint32_t players) {
 
 bool not_seven(std::span<const std::byte> b) { return b[0] != std::byte{7}; }
 
+constexpr Instant k_now{std::chrono::seconds(1)};
+
 }  // namespace
 
 TEST_CASE("input assembly completes a tick only when every slot has its input", "[net][inputs]") {
@@ -32,9 +36,9 @@ TEST_CASE("input assembly completes a tick only when every slot has its input", 
   REQUIRE(a.complete_tick(1, slots));
   CHECK(*a.complete_tick(2, slots)->begin() == std::byte{0});
   CHECK_FALSE(a.complete_tick(3, slots));
-  CHECK(a.take(0, 3, bytes({5, 6}), 100, nullptr).invalid == 0);
+  CHECK(a.take(0, 3, bytes({5, 6}), 100, nullptr, k_now).invalid == 0);
   CHECK_FALSE(a.complete_tick(3, slots));  // slot 1 has nothing for tick 3 yet
-  a.take(1, 3, bytes({9}), 100, nullptr);
+  a.take(1, 3, bytes({9}), 100, nullptr, k_now);
   const auto tick3 = a.complete_tick(3, slots);
   REQUIRE(tick3);
   CHECK(std::vector<std::byte>(tick3->begin(), tick3->end()) == bytes({5, 9}));
@@ -44,20 +48,20 @@ TEST_CASE("input assembly completes a tick only when every slot has its input", 
 
 TEST_CASE("input assembly skips what it holds, stops at a gap and at the limit", "[net][inputs]") {
   InputAssembly a(1, bytes({0}), 0);
-  a.take(0, 1, bytes({1, 2}), 100, nullptr);
+  a.take(0, 1, bytes({1, 2}), 100, nullptr, k_now);
   SECTION("a repeat and a gap") {
-    a.take(0, 1, bytes({1, 2, 3}), 100, nullptr);  // 1 and 2 held: only 3 is new
+    a.take(0, 1, bytes({1, 2, 3}), 100, nullptr, k_now);  // 1 and 2 held: only 3 is new
     CHECK(a.held_through(0) == 3);
-    a.take(0, 5, bytes({5}), 100, nullptr);  // tick 4 is missing: nothing taken
+    a.take(0, 5, bytes({5}), 100, nullptr, k_now);  // tick 4 is missing: nothing taken
     CHECK(a.held_through(0) == 3);
   }
   SECTION("far ahead") {
-    const InputAssembly::Taken t = a.take(0, 3, bytes({3, 4, 5}), 4, nullptr);
+    const InputAssembly::Taken t = a.take(0, 3, bytes({3, 4, 5}), 4, nullptr, k_now);
     CHECK(t.far_ahead);
     CHECK(a.held_through(0) == 4);
   }
   SECTION("an invalid input becomes the neutral one, and is counted") {
-    const InputAssembly::Taken t = a.take(0, 3, bytes({7, 4}), 100, &not_seven);
+    const InputAssembly::Taken t = a.take(0, 3, bytes({7, 4}), 100, &not_seven, k_now);
     CHECK(t.invalid == 1);
     CHECK(*a.complete_tick(3, all_active(1))->begin() == std::byte{0});
     CHECK(*a.complete_tick(4, all_active(1))->begin() == std::byte{4});
@@ -69,7 +73,7 @@ TEST_CASE("input assembly makes waiting and gone slots neutral, and a late slot 
   InputAssembly a(2, bytes({0}), 0);
   SlotTable slots = all_active(2);
   slots[1] = {SlotState::gone, 3, 0};
-  a.take(0, 1, bytes({1, 2, 3, 4}), 100, nullptr);
+  a.take(0, 1, bytes({1, 2, 3, 4}), 100, nullptr, k_now);
   CHECK_FALSE(a.complete_tick(1, slots));  // slot 1 is gone only from tick 3
   slots[1].neutral_from_tick = 1;
   REQUIRE(a.complete_tick(2, slots));
@@ -81,14 +85,48 @@ TEST_CASE("input assembly makes waiting and gone slots neutral, and a late slot 
   CHECK(a.held_through(1) == 5);
   CHECK(a.complete_tick(3, slots)->back() == std::byte{0});
   CHECK_FALSE(a.complete_tick(6, slots));
-  a.take(1, 6, bytes({8}), 100, nullptr);
+  a.take(1, 6, bytes({8}), 100, nullptr, k_now);
   CHECK_FALSE(a.complete_tick(6, slots));  // slot 0 holds through 4 only
 }
 
 TEST_CASE("the host's own input is taken only for the next tick", "[net][inputs]") {
   InputAssembly a(1, bytes({0}), 2);
-  CHECK_FALSE(a.take_own(4, bytes({1})));
-  CHECK(a.take_own(3, bytes({1})));
-  CHECK_FALSE(a.take_own(4, bytes({1, 2})));  // the wrong size
+  CHECK_FALSE(a.take_own(4, bytes({1}), k_now));
+  CHECK(a.take_own(3, bytes({1}), k_now));
+  CHECK_FALSE(a.take_own(4, bytes({1, 2}), k_now));  // the wrong size
   CHECK(a.held_through(0) == 3);
+}
+
+TEST_CASE("a decided input is the slot's latest, and its own input for that tick comes too late",
+          "[net][inputs][tolerance]") {
+  InputAssembly a(2, bytes({0}), 1);
+  const SlotTable slots = all_active(2);
+  a.take(0, 2, bytes({1, 2, 3, 4}), 100, nullptr, k_now);
+  // Slot 1 has given nothing: its decided input is the neutral one, and no player's (no arrival).
+  CHECK(a.latest_tick(1) == 1);
+  a.decide(1);
+  REQUIRE(a.complete_tick(2, slots));
+  CHECK(a.complete_tick(2, slots)->back() == std::byte{0});
+  CHECK_FALSE(a.arrived_at(1, 2));
+  CHECK(a.arrived_at(0, 2) == k_now);
+  // Its input for tick 2 arrives now, with tick 3's: 2 is late, 3 is in time.
+  const Instant later = k_now + std::chrono::milliseconds(50);
+  const InputAssembly::Taken t = a.take(1, 2, bytes({7, 8}), 100, nullptr, later);
+  CHECK(t.late == 1);
+  CHECK(t.in_time);
+  CHECK(a.complete_tick(2, slots)->back() == std::byte{0});  // the decision stands
+  CHECK(a.complete_tick(3, slots)->back() == std::byte{8});
+  CHECK(a.arrived_at(1, 3) == later);
+  // The same late input again is no news; a late one of a later tick is the latest from then on.
+  CHECK(a.take(1, 2, bytes({7}), 100, nullptr, later).late == 0);
+  a.decide(1);  // tick 4: its latest, tick 3's
+  CHECK(a.complete_tick(4, slots)->back() == std::byte{8});
+  a.decide(1);  // tick 5
+  const InputAssembly::Taken late = a.take(1, 4, bytes({9, 6}), 100, nullptr, later);
+  CHECK(late.late == 2);
+  CHECK_FALSE(late.in_time);
+  CHECK(a.latest_tick(1) == 5);
+  a.take(0, 6, bytes({5}), 100, nullptr, later);
+  a.decide(1);  // tick 6: tick 5's input, which came too late for tick 5 itself
+  CHECK(a.complete_tick(6, slots)->back() == std::byte{6});
 }

@@ -151,6 +151,7 @@ TEST_CASE("ggrs #86: at 150 ms each way with a local delay of 0, every re-simula
   link.delay_ms = 150;
   net::HostConfig host = host_config(600, 0);
   host.prediction_window = 12;
+  host.input_tolerance = 0;  // the player waits at the window's edge, not decided for by the host
   start(group, dir, host, 2, link);
   REQUIRE(group.run(seconds(90)));
   check_confirmed_agree(group, dir, 600);

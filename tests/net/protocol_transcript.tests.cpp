@@ -1,8 +1,8 @@
 // The wire, held byte for byte: every datagram of two seeded sessions on virtual time, each
 // compared with a transcript recorded from a reviewed run. The first, open: the handshake, an
 // adaptive delay, a player joining under way (state transfer through loss), a desync resynced from
-// the host's state, a crash and a reclaim, a refused joiner, a spectator's goodbye and the end. The
-// second: invite and token connects, a spectator's invite, a hello of another version refused in
+// the host's state, a crash (some of its inputs decided under the input tolerance) and a reclaim,
+// a refused joiner, a spectator's goodbye and the end. The second: invite and token connects, a spectator's invite, a hello of another version refused in
 // clear, prediction, and a player's NAT rebinding answered with path challenges. A change to the
 // protocol's internals that moves one byte, one datagram or one microsecond fails here, naming the
 // first.
@@ -116,6 +116,8 @@ std::string session_transcript() {
   CHECK(group[1].session->resyncs() == 1);
   CHECK(group[0].session->result()->outcome == net::Outcome::finished);
   CHECK(group[*back].session->result()->hash == group[0].session->result()->hash);
+  // The killed player's inputs were decided by the input tolerance until it was back.
+  CHECK(group[0].session->stats().decided[2].inputs > 0);
   return transcript.str();
 }
 

@@ -73,6 +73,7 @@ Relay sample_relay(std::vector<std::byte>& storage) {
   r.delay_from_tick = 530;
   r.desync_tick = 499;
   r.running = true;
+  r.inputs_decided = 1'234;
   return r;
 }
 
@@ -307,6 +308,16 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     CHECK(back->slots[1].plays_from_tick == 600);
     REQUIRE(back->resync.has_value());
     CHECK(*back->resync == StateOffer{450, 56'073, 0xABCD});
+    CHECK(back->inputs_decided == 1'234);
+    // The decided count is sent only when there is one: a relay saying 0 is malformed (its varint
+    // is the payload's last byte here, with no timing after it).
+    Relay once = r;
+    once.inputs_decided = 1;
+    std::vector<std::byte> zero;
+    write_relay(zero, k_header, once, {4, 2});
+    REQUIRE(read_relay(zero, {4, 2})->inputs_decided == 1);
+    zero.back() = std::byte{0};
+    CHECK(read_relay(zero, {4, 2}).drop == DropReason::malformed);
     // In a session with prediction a relay with timing carries the recipient's clock lead; a relay
     // without timing is the same bytes as in lockstep.
     std::vector<std::byte> predicting;

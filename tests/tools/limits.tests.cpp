@@ -61,6 +61,8 @@ TEST_CASE("every other limit has the value the documentation and the protocol pr
   STATIC_REQUIRE(k_max_substeps == 64);
   STATIC_REQUIRE(net::k_max_input_delay == 60);
   STATIC_REQUIRE(net::k_max_prediction_window == 12);
+  STATIC_REQUIRE(net::k_default_input_tolerance == 8);
+  STATIC_REQUIRE(net::k_max_input_tolerance == 600);
   STATIC_REQUIRE(net::k_max_spectators == 16);
   STATIC_REQUIRE(net::k_max_datagram_bytes == 1400);
   STATIC_REQUIRE(cli::k_max_port == 65535);
@@ -97,6 +99,9 @@ TEST_CASE("the command line bounds each option by its named limit and names it w
            number(lockstep::net::k_max_input_delay)},
       {{"host", "--port", port, "--rollback", past(lockstep::net::k_max_prediction_window)},
        "from 0 to " + number(lockstep::net::k_max_prediction_window)},
+      {{"host", "--port", port, "--input-tolerance", past(lockstep::net::k_max_input_tolerance)},
+       "from 1 to " + number(lockstep::net::k_max_input_tolerance)},
+      {{"host", "--port", port, "--input-tolerance", "0"}, "from 1 to " + number(lockstep::net::k_max_input_tolerance)},
       {{"host", "--port", past(lockstep::cli::k_max_port)}, "from 1 to " + number(lockstep::cli::k_max_port)},
       {{"host", "--port", port, "--timeout-ms", past(lockstep::cli::k_max_timeout_ms)},
        "from " + number(lockstep::cli::k_min_timeout_ms) + " to " + number(lockstep::cli::k_max_timeout_ms)},

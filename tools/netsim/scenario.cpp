@@ -54,6 +54,11 @@ std::string Scenario::describe() const {
     if (trouble == Trouble::desync) out += " (tick " + std::to_string(perturb_tick) + (resync ? ", resync)" : ", stop)");
   }
   if (start_with != 0) out += ", starts with " + std::to_string(start_with);
+  if (input_tolerance == 0) out += ", input tolerance off";
+  if (slow_player) {
+    out += ", slow player " + std::to_string(*slow_player) + " (+" + std::to_string(faults[*slow_player].in_delay_ms) +
+           " ms each way)";
+  }
   double worst_loss = 0;
   std::uint32_t worst_delay = 0;
   for (const net::NetSimConfig& f : faults) {
@@ -70,7 +75,7 @@ std::uint64_t Scenario::expected_tick_us() const {
   std::uint32_t peer_out = 0;
   std::uint32_t frame = 0;
   for (std::size_t i = 0; i < faults.size(); ++i) {
-    const std::uint32_t out = faults[i].delay_ms + 3 * faults[i].jitter_ms + 5;
+    const std::uint32_t out = faults[i].delay_ms + faults[i].in_delay_ms + 3 * faults[i].jitter_ms + 5;
     (i == 0 ? host_out : peer_out) = std::max(i == 0 ? host_out : peer_out, out);
     frame = std::max(frame, frame_us[i]);
   }
@@ -132,6 +137,17 @@ Scenario generate(std::uint64_t seed) {
   // Drawn last, so that every draw before keeps the value it had before prediction existed.
   constexpr std::array<std::uint32_t, 4> windows = {0, 2, 8, 12};
   s.prediction_window = windows[rng.below(4)];
+  // And after it the input tolerance (off in a quarter), and in a sixth of the sessions without
+  // trouble one player peer far behind the rest: 150 to 400 ms more each way.
+  s.input_tolerance = rng.below(4) == 0 ? 0 : net::k_default_input_tolerance;
+  if (rng.below(6) == 0 && s.trouble == Trouble::none && s.peers() > 0 && !s.late_player(1)) {
+    const std::uint32_t slow = 1;  // early peers come first
+    const std::uint32_t extra = 150 + rng.below(251);
+    s.faults[slow].delay_ms += extra;
+    s.faults[slow].in_delay_ms = extra;
+    s.slow_player = slow;
+    s.ticks = std::min(s.ticks, std::max<std::uint64_t>(30, 10'000'000 / s.expected_tick_us()));
+  }
   return s;
 }
 

@@ -116,6 +116,7 @@ void Run::join(std::uint32_t i, Instant now) {
     host.input_delay = s_.input_delay;
     host.adaptive_delay = s_.adaptive_delay;
     host.prediction_window = s_.prediction_window;
+    host.input_tolerance = s_.input_tolerance;
     host.tick_rate_hz = s_.tick_rate_hz;
     host.start_with = s_.start_with;
     host.resync = s_.resync;

@@ -43,6 +43,7 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
   set_own_inputs_from(config_.relay ? 0 : config_.input_delay + 1ull);
   set_resyncs(config_.resync);
   if (!config_.relay) set_slot_status(0, {SlotState::active, 0, 0});  // the host's own: no announcement
+  for (std::uint32_t p = 0; p < config_.players; ++p) decided_[p] = {static_cast<std::uint8_t>(p), 0, 0, 0};
   relay_scratch_.reserve(k_max_datagram_bytes);
   scratch_.reserve(k_max_datagram_bytes);
   connections_.reserve(config_.players + k_max_spectators);
@@ -160,8 +161,12 @@ void HostProtocol::take_inputs(Connection& c, const Update& u) {
   // relayed, or W ticks past it with prediction.
   const std::uint64_t limit =
       std::min(config_.end_tick, ticks().known_through() + widest_delay() + 1 + config_.prediction_window);
-  const InputAssembly::Taken taken = inputs_.take(c.slot, u.inputs_first_tick, u.inputs, limit, config_.valid_input);
+  const InputAssembly::Taken taken =
+      inputs_.take(c.slot, u.inputs_first_tick, u.inputs, limit, config_.valid_input, now_);
   for (std::uint32_t i = 0; i < taken.invalid; ++i) drop(DropReason::invalid_input);
+  for (std::uint32_t i = 0; i < taken.late; ++i) drop(DropReason::late_input);
+  if (taken.in_time || taken.late > 0) decided_in_a_row_[c.slot] = 0;
+  *decided_[c.slot].late_inputs += taken.late;
   if (taken.far_ahead) drop(DropReason::far_ahead);
   if (predicts() && state_ == HostState::running && !u.inputs.empty()) {
     phases_.observe(c.slot, inputs_.held_through(c.slot), now_, c.rtt.median_ms().value_or(0.0));
@@ -243,7 +248,7 @@ void HostProtocol::diverged(Connection& c, std::uint64_t tick) {
 // --- Ticks and relays -----------------------------------------------------------------------
 
 void HostProtocol::add_local_input(std::uint64_t tick, std::span<const std::byte> input) {
-  if (parameters().slot == k_no_slot || !inputs_.take_own(tick, input)) return;
+  if (parameters().slot == k_no_slot || !inputs_.take_own(tick, input, now_)) return;
   if (predicts() && state_ == HostState::running) phases_.observe(parameters().slot, tick, now_, 0.0);
   assemble_ticks();
 }
@@ -293,9 +298,9 @@ void HostProtocol::send_to_all(Instant now) {
 void HostProtocol::send_relay(Connection& c, Instant now) {
   Relay m;
   // A player knows its own inputs; only a lone player gets them back, so that a relay always has
-  // bytes to count its ticks by, and one that joined under way, whose slot's inputs before it plays
-  // may be a previous holder's.
-  const bool omit = c.is_player() && config_.players > 1 && !c.joined_late;
+  // bytes to count its ticks by, one that joined under way, whose slot's inputs before it plays
+  // may be a previous holder's, and one whose inputs the host decided in the ticks it lacks.
+  const bool omit = c.is_player() && config_.players > 1 && !c.joined_late && decided_[c.slot].last_tick <= c.relay_ack;
   const std::size_t stride = (config_.players - (omit ? 1 : 0)) * config_.input_bytes;
   m.first_tick = c.relay_ack + 1;
   relay_scratch_.clear();
@@ -323,6 +328,7 @@ void HostProtocol::send_relay(Connection& c, Instant now) {
     m.delay_from_tick = announced_delay_from();
   }
   m.desync_tick = desync_tick();
+  if (c.is_player()) m.inputs_decided = decided_[c.slot].inputs;
   if (StateTransfer* t = c.transfer(); t != nullptr && t->resync && state_sender_.has_state()) {
     const StateSender::Snapshot& state = state_sender_.state();
     m.resync = StateOffer{state.tick, state.bytes.size(), state.hash};
@@ -432,6 +438,7 @@ void HostProtocol::poll_running(Instant now) {
     emit(event::Desync{desync_tick()});
     return poll_state(now);
   }
+  decide_late_inputs(now);
   // To everyone as soon as a tick is complete (about once a tick), and every two ticks when
   // nothing completes: a lost relay is made good by the next one, with no retransmission timer.
   if (send_due(now)) {
@@ -445,32 +452,6 @@ void HostProtocol::poll_running(Instant now) {
                            (!c.is_player() || c.hash_through >= config_.end_tick));
   });
   if (all_acked || now - *ending_since_ > config_.timeout_after) finish(Outcome::finished, {});
-}
-
-std::optional<double> HostProtocol::slowest_rtt_ms() const {
-  std::optional<double> slowest;
-  for (const Connection& c : connections_) {
-    if (c.is_gone() || !c.is_player()) continue;
-    if (const std::optional<double> rtt = c.rtt.percentile_ms(0.95)) slowest = std::max(slowest.value_or(0.0), *rtt);
-  }
-  return slowest;
-}
-
-std::optional<std::uint32_t> HostProtocol::needed_delay() const { return delay_.needed(slowest_rtt_ms()); }
-
-void HostProtocol::review_delay(Instant now) {
-  if (!config_.adaptive_delay) return;
-  const std::optional<std::uint32_t> delay = delay_.review(now, slowest_rtt_ms(), announced_delay());
-  if (!delay) return;
-  // Before tick 1, from the start; afterwards from a tick far enough ahead that every participant
-  // hears of it before it steps there.
-  const std::uint64_t from = state_ == HostState::countdown
-                                 ? 1
-                                 : ticks().known_through() + std::max(widest_delay(), *delay) +
-                                       config_.prediction_window + notice_ticks() + 1;
-  if (from > config_.end_tick) return;  // the session ends first
-  change_delay(*delay, from);
-  ++slots_version_;  // the table carries the delay to everyone, acknowledged like slot changes
 }
 
 void HostProtocol::finish(Outcome outcome, std::string message) {
@@ -495,8 +476,10 @@ Instant HostProtocol::next_wakeup() const {
   switch (state_) {
     case HostState::ended: return Instant::max();
     case HostState::countdown: return std::min(next_send(), *start_time());
-    case HostState::running:
-      return transfers() > 0 ? std::min(send_wakeup(), now_ + k_transfer_poll_every) : send_wakeup();
+    case HostState::running: {
+      const Instant wakeup = decide_at_ ? std::min(send_wakeup(), *decide_at_) : send_wakeup();
+      return transfers() > 0 ? std::min(wakeup, now_ + k_transfer_poll_every) : wakeup;
+    }
     default: return send_wakeup();
   }
 }

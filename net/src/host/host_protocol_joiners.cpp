@@ -228,6 +228,7 @@ void HostProtocol::activate(Connection& c) {
   const std::uint64_t from =
       std::max(known + widest_delay() + config_.prediction_window + notice_ticks(), inputs_.held_through(c.slot)) + 1;
   inputs_.neutral_until(c.slot, from, known);
+  decided_in_a_row_[c.slot] = 0;
   set_slot(c.slot, {SlotState::active, 0, from});
   emit(event::PlayerJoined{c.slot, from});
 }
@@ -437,9 +438,10 @@ void HostProtocol::watch_silences(Instant now) {
     const bool plays = c.is_player() && !c.is_late();
     if (silent > config_.timeout_after) {
       depart(c, Departure::went_silent);
-    } else if (plays && blocked_too_long(c.slot, now)) {
-      // It speaks, but the next tick has waited on its input alone for a timeout: as good as gone
-      // (a peer that sends no inputs must not hold everyone forever).
+    } else if (plays && blocked_too_long(c, now)) {
+      // It speaks, but the next tick has waited on its input alone for a timeout, or (with the
+      // input tolerance, which waits for no one) no input of its came for one: as good as gone (a
+      // peer that sends no inputs must not hold everyone, nor its slot, forever).
       depart(c, Departure::went_silent);
     } else if (plays && silent > config_.notify_after && slots()[c.slot].state == SlotState::active) {
       set_slot(c.slot, {SlotState::interrupted, 0, slots()[c.slot].plays_from_tick});
@@ -448,10 +450,14 @@ void HostProtocol::watch_silences(Instant now) {
   }
 }
 
-bool HostProtocol::blocked_too_long(std::uint8_t slot, Instant now) const {
-  // The session has waited a timeout for the next tick, and this slot's input for it is missing.
-  return state_ == HostState::running && ticks().known_through() < config_.end_tick &&
-         inputs_.held_through(slot) <= ticks().known_through() && now - known_advanced_at_ > config_.timeout_after;
+bool HostProtocol::blocked_too_long(const Connection& c, Instant now) const {
+  if (state_ != HostState::running || ticks().known_through() >= config_.end_tick) return false;
+  // This slot's input for the next tick is missing, and the session has waited a timeout for that
+  // tick — or, with the tolerance (which waits for no one), a timeout's worth of ticks in a row were
+  // decided for it with no input of its arriving, even too late.
+  if (inputs_.held_through(c.slot) > ticks().known_through()) return false;
+  return now - known_advanced_at_ > config_.timeout_after ||
+         static_cast<std::int64_t>(decided_in_a_row_[c.slot]) * tick_period() > config_.timeout_after;
 }
 
 void HostProtocol::set_slot(std::uint8_t slot, SlotStatus status) {

@@ -9,7 +9,10 @@ InputAssembly::InputAssembly(std::uint32_t players, std::vector<std::byte> neutr
       neutral_(std::move(neutral_input)),
       input_delay_(input_delay),
       held_(players),
-      through_(players) {
+      held_at_(players),
+      through_(players),
+      latest_(players),
+      latest_tick_(players) {
   for (std::uint32_t p = 0; p < players; ++p) reset(static_cast<std::uint8_t>(p));
   scratch_.reserve(static_cast<std::size_t>(players) * input_bytes_);
 }
@@ -17,20 +20,24 @@ InputAssembly::InputAssembly(std::uint32_t players, std::vector<std::byte> neutr
 void InputAssembly::reset(std::uint8_t slot) {
   held_[slot].clear();
   for (std::uint32_t t = 0; t < input_delay_; ++t) held_[slot].insert(held_[slot].end(), neutral_.begin(), neutral_.end());
+  held_at_[slot].assign(input_delay_, std::nullopt);
   through_[slot] = input_delay_;
+  latest_[slot] = neutral_;
+  latest_tick_[slot] = input_delay_;
 }
 
 InputAssembly::Taken InputAssembly::take(std::uint8_t slot, std::uint64_t first_tick, std::span<const std::byte> inputs,
-                                         std::uint64_t limit, bool (*valid)(std::span<const std::byte>)) {
+                                         std::uint64_t limit, bool (*valid)(std::span<const std::byte>), Instant now) {
   Taken taken;
   std::vector<std::byte>& held = held_[slot];
   std::uint64_t& through = through_[slot];
   const std::size_t count = inputs.size() / input_bytes_;
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t tick = first_tick + i;
-    if (tick <= through) continue;   // held already
-    if (tick != through + 1) break;  // a gap: the rest comes again
-    if (tick > limit) {
+    // Held already: skipped, unless it was decided without this input, which comes too late.
+    if (tick <= through && tick <= latest_tick_[slot]) continue;
+    if (tick > through + 1) break;  // a gap: the rest comes again
+    if (tick > through && tick > limit) {
       taken.far_ahead = true;
       break;
     }
@@ -40,15 +47,38 @@ InputAssembly::Taken InputAssembly::take(std::uint8_t slot, std::uint64_t first_
       ++taken.invalid;
       input = neutral_;
     }
+    // The latest input, in time or not, is what the host decides for the slot's next tick.
+    latest_[slot].assign(input.begin(), input.end());
+    latest_tick_[slot] = tick;
+    if (tick <= through) {
+      ++taken.late;
+      continue;
+    }
     held.insert(held.end(), input.begin(), input.end());
+    held_at_[slot].push_back(now);
     ++through;
+    taken.in_time = true;
   }
   return taken;
 }
 
-bool InputAssembly::take_own(std::uint64_t tick, std::span<const std::byte> input) {
+void InputAssembly::decide(std::uint8_t slot) {
+  held_[slot].insert(held_[slot].end(), latest_[slot].begin(), latest_[slot].end());
+  held_at_[slot].push_back(std::nullopt);
+  ++through_[slot];
+}
+
+std::optional<Instant> InputAssembly::arrived_at(std::uint8_t slot, std::uint64_t tick) const {
+  const std::uint64_t first = through_[slot] + 1 - held_at_[slot].size();
+  return held_at_[slot][static_cast<std::size_t>(tick - first)];
+}
+
+bool InputAssembly::take_own(std::uint64_t tick, std::span<const std::byte> input, Instant now) {
   if (tick != through_[0] + 1 || input.size() != input_bytes_) return false;
   held_[0].insert(held_[0].end(), input.begin(), input.end());
+  held_at_[0].push_back(now);
+  latest_[0].assign(input.begin(), input.end());
+  latest_tick_[0] = tick;
   ++through_[0];
   return true;
 }
@@ -58,9 +88,15 @@ void InputAssembly::neutral_until(std::uint8_t slot, std::uint64_t from, std::ui
   std::uint64_t& through = through_[slot];
   if (through < known_through) {
     held.clear();
+    held_at_[slot].clear();
     through = known_through;
   }
-  for (; through + 1 < from; ++through) held.insert(held.end(), neutral_.begin(), neutral_.end());
+  for (; through + 1 < from; ++through) {
+    held.insert(held.end(), neutral_.begin(), neutral_.end());
+    held_at_[slot].push_back(std::nullopt);
+  }
+  latest_[slot] = neutral_;
+  latest_tick_[slot] = std::max(latest_tick_[slot], through);
 }
 
 bool InputAssembly::neutral_at(const SlotStatus& slot, std::uint64_t tick) const {
@@ -90,6 +126,7 @@ void InputAssembly::forget_assembled(std::uint64_t known_through) {
     if (count == 0 || first > known_through) continue;
     const std::uint64_t assembled = std::min(count, known_through + 1 - first);
     held_[p].erase(held_[p].begin(), held_[p].begin() + static_cast<std::ptrdiff_t>(assembled * input_bytes_));
+    held_at_[p].erase(held_at_[p].begin(), held_at_[p].begin() + static_cast<std::ptrdiff_t>(assembled));
   }
 }
 

@@ -41,6 +41,7 @@ Result<NetSimConfig> parse_netsim(std::string_view text) {
     else if (key == "reorder") status = fraction(config.reorder);
     else if (key == "delay") status = millis(config.delay_ms, 10'000.0);
     else if (key == "jitter") status = millis(config.jitter_ms, 10'000.0);
+    else if (key == "in_delay") status = millis(config.in_delay_ms, 10'000.0);
     else if (key == "outage") status = millis(config.outage_ms, 10'000.0);
     else if (key == "outage_at") status = millis(config.outage_at_ms, 3'600'000.0);
     else if (key == "seed") {
@@ -48,7 +49,7 @@ Result<NetSimConfig> parse_netsim(std::string_view text) {
       if (!seed) return fail("--netsim: seed wants a whole number, not '", value, "'");
       config.seed = *seed;
     } else {
-      return fail("--netsim: unknown key '", key, "' (loss, dup, reorder, delay, jitter, outage, outage_at, seed)");
+      return fail("--netsim: unknown key '", key, "' (loss, dup, reorder, delay, jitter, in_delay, outage, outage_at, seed)");
     }
     if (!status) return status.error();
   }
@@ -61,6 +62,7 @@ std::string describe(const NetSimConfig& c) {
   std::snprintf(text, sizeof text, "loss %.0f%%, dup %.0f%%, reorder %.0f%%, delay %u±%u ms", c.loss * 100,
                 c.duplicate * 100, c.reorder * 100, c.delay_ms, c.jitter_ms);
   std::string out = text;
+  if (c.in_delay_ms > 0) out += ", received " + std::to_string(c.in_delay_ms) + " ms later";
   if (c.outage_ms > 0) out += ", outage " + std::to_string(c.outage_ms) + " ms at " + std::to_string(c.outage_at_ms) + " ms";
   return out + ", seed " + std::to_string(c.seed);
 }

@@ -74,14 +74,16 @@ void UdpSocket::receive_next() {
           if (from.address().is_v6() && from.address().to_v6().is_v4_mapped()) {
             from = Endpoint(asio::ip::make_address_v4(asio::ip::v4_mapped, from.address().to_v6()), from.port());
           }
-          received_.push_back({from, {receive_buffer_.begin(), receive_buffer_.begin() + static_cast<long>(size)}});
+          received_.push_back({from, {receive_buffer_.begin(), receive_buffer_.begin() + static_cast<long>(size)},
+                               now() + std::chrono::milliseconds(faults_.config().in_delay_ms)});
         }
         receive_next();
       });
 }
 
 bool UdpSocket::receive(Endpoint& from, std::vector<std::byte>& datagram) {
-  if (received_.empty()) return false;
+  // In arrival order: each waits the same arrival delay.
+  if (received_.empty() || (faults_.config().in_delay_ms > 0 && received_.front().due > now())) return false;
   from = received_.front().from;
   datagram.swap(received_.front().bytes);
   received_.pop_front();

@@ -25,11 +25,26 @@ bool VirtualNetwork::is_cut(const Endpoint& from, const Endpoint& to, Instant at
   });
 }
 
-void VirtualNetwork::deliver(const Endpoint& from, const Endpoint& to, std::span<const std::byte> bytes, Instant due) {
+void VirtualNetwork::deliver(const Endpoint& from, const Endpoint& to, std::span<const std::byte> bytes, Instant due,
+                             bool delayed) {
   // A cut applies at the moment the datagram arrives, however time was stepped to get there.
   if (is_cut(from, to, due)) return;
+  bool held = false;
   for (VirtualSocket* s : sockets_) {
     if (s->at_ != to) continue;
+    // A socket with an arrival delay gets the copy held back for it (one for all such sockets at
+    // the address: they share their delay's queue), the others this one.
+    const std::uint32_t later = s->faults_.config().in_delay_ms;
+    if (delayed != (later > 0)) {
+      if (!delayed && !held) {
+        Delayed copy{from, to, {bytes.begin(), bytes.end()}, due + std::chrono::milliseconds(later)};
+        const auto at = std::upper_bound(delayed_.begin(), delayed_.end(), copy.due,
+                                         [](Instant t, const Delayed& d) { return t < d.due; });
+        delayed_.insert(at, std::move(copy));
+        held = true;
+      }
+      continue;
+    }
     if (s->inbox_.size() >= k_max_inbox) s->inbox_.pop_front();  // the oldest goes, as from a full kernel buffer
     ++s->stats_.datagrams_received;
     s->stats_.bytes_received += bytes.size();
@@ -45,23 +60,30 @@ void VirtualNetwork::advance_to(Instant now) {
     for (VirtualSocket* s : sockets_) {
       if (s->faults_.next_due() <= now_ && (next == nullptr || s->faults_.next_due() < next->faults_.next_due())) next = s;
     }
+    if (!delayed_.empty() && delayed_.front().due <= now_ && (next == nullptr || delayed_.front().due <= next->faults_.next_due())) {
+      const Delayed d = std::move(delayed_.front());
+      delayed_.pop_front();
+      deliver(d.from, d.to, d.bytes, d.due, true);
+      continue;
+    }
     if (next == nullptr) return;
     const Endpoint from = next->at_;
     const Instant due = next->faults_.next_due();
-    next->faults_.deliver_due(due, [&](const Endpoint& to, std::span<const std::byte> bytes) { deliver(from, to, bytes, due); });
+    next->faults_.deliver_due(due, [&](const Endpoint& to, std::span<const std::byte> bytes) { deliver(from, to, bytes, due, false); });
   }
 }
 
 Instant VirtualNetwork::next_delivery() const {
   Instant next = Instant::max();
   for (const VirtualSocket* s : sockets_) next = std::min(next, s->faults_.next_due());
+  if (!delayed_.empty()) next = std::min(next, delayed_.front().due);
   return next;
 }
 
 std::size_t VirtualNetwork::in_flight() const {
   std::size_t n = 0;
   for (const VirtualSocket* s : sockets_) n += s->faults_.held() + s->inbox_.size();
-  return n;
+  return n + delayed_.size();
 }
 
 VirtualSocket::~VirtualSocket() {

@@ -262,8 +262,10 @@ void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now
   const Decoded<Relay> r =
       read_relay(datagram, {parameters().players, parameters().input_bytes, parameters().prediction_window != 0});
   if (!r) return drop(r.drop);
-  const bool omitted = own_slot_omitted();
-  if (r->own_slot_omitted != omitted) return drop(DropReason::malformed);
+  // A relay may hold this player's own inputs (some were decided for it); it never lacks one that
+  // only the host knows.
+  const bool omitted = r->own_slot_omitted;
+  if (omitted && !own_slot_omitted()) return drop(DropReason::malformed);
   if (!start_time() && (r->running || !r->inputs.empty())) {  // the start was lost, but the session runs
     set_start_time(now);
     state_ = PeerState::running;
@@ -278,9 +280,10 @@ void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t tick = r->first_tick + i;
     if (tick != ticks().known_through() + 1 || tick > parameters().end_tick) continue;
-    if (!take_tick(tick, r->inputs.subspan(i * stride, stride))) break;
+    if (!take_tick(tick, r->inputs.subspan(i * stride, stride), omitted)) break;
   }
   take_acks(*r);
+  inputs_decided_ = std::max(inputs_decided_, r->inputs_decided);
   if (r->desync_tick != 0) {
     // Stopping: the first desync. Resyncing: the latest, each one a participant's evidence.
     if (resyncs()) set_desync_tick(std::max(desync_tick(), r->desync_tick));
@@ -331,11 +334,10 @@ void PeerProtocol::handle_state(std::span<const std::byte> datagram) {
   mark_urgent();  // acknowledge soon, even a repeat: the host has not seen our acknowledgement
 }
 
-bool PeerProtocol::take_tick(std::uint64_t tick, std::span<const std::byte> others) {
+bool PeerProtocol::take_tick(std::uint64_t tick, std::span<const std::byte> others, bool omitted) {
   const std::uint32_t bytes = parameters().input_bytes;
   tick_scratch_.clear();
   std::size_t at = 0;
-  const bool omitted = own_slot_omitted();
   for (std::uint32_t p = 0; p < parameters().players; ++p) {
     if (p != parameters().slot || !omitted) {
       tick_scratch_.insert(tick_scratch_.end(), others.begin() + static_cast<long>(at), others.begin() + static_cast<long>(at + bytes));

@@ -50,7 +50,7 @@ void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, c
   w.u8(static_cast<std::uint8_t>((m.timing ? k_has_timing : 0) | (inputs ? k_has_inputs : 0) |
                                  (m.slots_version ? k_has_slots : 0) | (m.desync_tick != 0 ? k_has_desync : 0) |
                                  (m.own_slot_omitted ? k_omits_own : 0) | (m.running ? k_running : 0) |
-                                 (m.resync ? k_has_resync : 0)));
+                                 (m.resync ? k_has_resync : 0) | (m.inputs_decided != 0 ? k_has_decided : 0)));
   varint(w, m.first_tick);
   offset(w, m.input_ack, m.first_tick);
   offset(w, m.hash_ack, m.first_tick);
@@ -77,6 +77,7 @@ void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, c
     varint(w, m.resync->bytes);
     w.u64(m.resync->hash);
   }
+  if (m.inputs_decided != 0) varint(w, m.inputs_decided);
   write_timing(w, m.timing);
   if (m.timing && shape.predicts) w.u8(static_cast<std::uint8_t>(m.lead));
 }
@@ -174,6 +175,10 @@ Decoded<Relay> read_relay(std::span<const std::byte> d, const RelayShape& shape)
     offer.hash = r.u64();
     if (offer.bytes < 1 || offer.bytes > k_max_state_transfer_bytes) r.fail();
     m.resync = offer;
+  }
+  if ((flags & k_has_decided) != 0) {
+    m.inputs_decided = r.varint();
+    if (m.inputs_decided == 0 || m.inputs_decided > k_tick_limit) r.fail();
   }
   m.timing = read_timing(r, (flags & k_has_timing) != 0);
   if (m.timing && shape.predicts) m.lead = static_cast<std::int8_t>(r.u8());

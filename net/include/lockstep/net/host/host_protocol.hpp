@@ -90,6 +90,9 @@ class HostProtocol final : public LockstepProtocol {
   void provide_state(std::uint64_t tick, std::vector<std::byte> snapshot, std::uint64_t hash, Instant now) override;
   [[nodiscard]] bool is_host() const override { return true; }
   [[nodiscard]] PathChallengeCounts path_challenges() const override { return path_challenges_; }
+  [[nodiscard]] std::vector<DecidedInputs> decided_inputs() const override {
+    return {decided_.begin(), decided_.begin() + config_.players};
+  }
 
   [[nodiscard]] HostState state() const { return state_; }
   /// The inputs of `slot` the host holds, through this tick.
@@ -193,13 +196,19 @@ class HostProtocol final : public LockstepProtocol {
   void say_goodbye(Connection& c);
   void forget_departed();
   void watch_silences(Instant now);
-  [[nodiscard]] bool blocked_too_long(std::uint8_t slot, Instant now) const;
+  [[nodiscard]] bool blocked_too_long(const Connection& c, Instant now) const;
   // Time.
   void poll_state(Instant now);
   void poll_waiting(Instant now);
   void poll_countdown(Instant now);
   void poll_running(Instant now);
   void review_delay(Instant now);
+  /// The input tolerance: decides the missing inputs of the next tick when it has waited the
+  /// tolerance since it could have been relayed, or at once when every missing one's player is
+  /// further behind than that already; tick after tick.
+  void decide_late_inputs(Instant now);
+  /// The slowest round trip the delay serves (with the tolerance on, leaving out a minority far
+  /// slower than the median player).
   [[nodiscard]] std::optional<double> slowest_rtt_ms() const;
   void finish(Outcome outcome, std::string message);
   void set_slot(std::uint8_t slot, SlotStatus status);
@@ -222,6 +231,12 @@ class HostProtocol final : public LockstepProtocol {
   std::uint64_t slots_version_ = 1;
   /// Per slot: the tick of its player's last divergence (resyncing), 0 for none.
   std::array<std::uint64_t, k_max_session_players> slot_diverged_at_{};
+  /// Per slot: the inputs the tolerance decided for it (relays carry its own ticks while any of
+  /// those is unacknowledged).
+  std::array<DecidedInputs, k_max_session_players> decided_{};
+  /// Per slot: the inputs decided for it since one of its own last arrived (in time or too late).
+  std::array<std::uint64_t, k_max_session_players> decided_in_a_row_{};
+  std::optional<Instant> decide_at_;  ///< the next tick's missing inputs are decided then
   std::vector<std::byte> relay_scratch_;
   std::vector<std::byte> scratch_;  ///< a received datagram, opened in place
   PathChallengeCounts path_challenges_;

@@ -2,13 +2,15 @@
 /// The host's input assembly: every player slot's inputs as they arrive (in order, gaps waiting
 /// to be filled again), and the ticks assembled from them — a tick is complete once every slot
 /// has its input for it, or is neutral there (waiting for a player, or gone from a tick on). The
-/// host alone decides what each tick holds; everyone steps exactly that.
+/// host alone decides what each tick holds; everyone steps exactly that — including, under the
+/// input tolerance, the input of a player whose own came too late (decide()).
 
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <vector>
 
+#include "lockstep/net/io/time.hpp"
 #include "lockstep/net/wire/wire.hpp"
 
 namespace lockstep::net {
@@ -26,17 +28,25 @@ class InputAssembly {
   struct Taken {
     std::uint32_t invalid = 0;
     bool far_ahead = false;
+    /// Inputs seen for the first time for ticks the slot holds already, because the host decided
+    /// them: too late, dropped.
+    std::uint32_t late = 0;
+    /// Whether the batch brought an input the assembly did not hold before (in time).
+    bool in_time = false;
   };
 
   /// A slot nobody has yet holds only the neutral ticks 1 … D.
   void reset(std::uint8_t slot);
   /// Takes `slot`'s inputs of the ticks from `first_tick` on (`inputs`: whole inputs, in order):
   /// those already held are skipped, a gap ends the batch, and nothing past `limit` is taken.
-  /// `valid` (may be null) says whether bytes are an input.
+  /// `valid` (may be null) says whether bytes are an input. `now`: when they arrived.
   Taken take(std::uint8_t slot, std::uint64_t first_tick, std::span<const std::byte> inputs, std::uint64_t limit,
-             bool (*valid)(std::span<const std::byte>));
+             bool (*valid)(std::span<const std::byte>), Instant now);
+  /// Decides `slot`'s input of its next tick (held_through + 1): its latest input the host has
+  /// received (for whatever tick, even one that came too late), or the neutral one before any.
+  void decide(std::uint8_t slot);
   /// The host's own input of `tick` (slot 0): only the next one is taken.
-  bool take_own(std::uint64_t tick, std::span<const std::byte> input);
+  bool take_own(std::uint64_t tick, std::span<const std::byte> input, Instant now);
   /// A slot whose player plays from `from`: neutral until then, after what it holds (a reclaimed
   /// slot's previous holder's inputs) or after the ticks assembled.
   void neutral_until(std::uint8_t slot, std::uint64_t from, std::uint64_t known_through);
@@ -48,6 +58,12 @@ class InputAssembly {
 
   /// The slot's inputs are held through this tick.
   [[nodiscard]] std::uint64_t held_through(std::uint8_t slot) const { return through_[slot]; }
+  /// The tick of the latest input received from the slot's player (in time or not; the neutral
+  /// ticks before it plays count as its).
+  [[nodiscard]] std::uint64_t latest_tick(std::uint8_t slot) const { return latest_tick_[slot]; }
+  /// When the slot's player's input of `tick` arrived; nothing for an input that is no one's (a
+  /// neutral tick, or one the host decided). The input must be held and not yet assembled.
+  [[nodiscard]] std::optional<Instant> arrived_at(std::uint8_t slot, std::uint64_t tick) const;
 
  private:
   [[nodiscard]] bool neutral_at(const SlotStatus& slot, std::uint64_t tick) const;
@@ -58,7 +74,11 @@ class InputAssembly {
   /// Per slot: its inputs not yet assembled into a tick, of the ticks before `through_` (the
   /// earlier ticks are in the tick log).
   std::vector<std::vector<std::byte>> held_;
+  std::vector<std::vector<std::optional<Instant>>> held_at_;  ///< per slot: when each held input arrived
   std::vector<std::uint64_t> through_;
+  /// Per slot: its latest input received and that input's tick.
+  std::vector<std::vector<std::byte>> latest_;
+  std::vector<std::uint64_t> latest_tick_;
   std::vector<std::byte> scratch_;
 };
 

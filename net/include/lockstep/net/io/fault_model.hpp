@@ -24,21 +24,25 @@ struct NetSimConfig {
   double reorder = 0.0;     ///< fraction held back behind later ones
   std::uint32_t delay_ms = 0;
   std::uint32_t jitter_ms = 0;  ///< extra delay, uniform in [0, jitter]
+  /// What this participant receives arrives this much later too: with `delay`, a slow link both
+  /// ways for this participant alone.
+  std::uint32_t in_delay_ms = 0;
   std::uint32_t outage_at_ms = 0;  ///< an outage starts this long after the socket opened …
   std::uint32_t outage_ms = 0;     ///< … and lasts this long (0: none)
   std::uint64_t seed = 1;
 
   [[nodiscard]] bool active() const {
-    return loss > 0 || duplicate > 0 || reorder > 0 || delay_ms > 0 || jitter_ms > 0 || outage_ms > 0;
+    return loss > 0 || duplicate > 0 || reorder > 0 || delay_ms > 0 || jitter_ms > 0 || outage_ms > 0 || in_delay_ms > 0;
   }
 };
 
-/// Parses "loss=0.2,dup=0.1,reorder=0.1,delay=40,jitter=20,outage_at=3000,outage=1500,seed=7"
+/// Parses "loss=0.2,dup=0.1,reorder=0.1,delay=40,jitter=20,in_delay=40,outage_at=3000,outage=1500,seed=7"
 /// (any subset, any order; fractions in [0, 1], times in ms up to 10 s, the outage start up to
 /// an hour).
 Result<NetSimConfig> parse_netsim(std::string_view text);
 
-/// "loss 20%, dup 10%, reorder 10%, delay 40±20 ms, outage 1500 ms at 3000 ms, seed 7" or "off".
+/// "loss 20%, dup 10%, reorder 10%, delay 40±20 ms, received 40 ms later, outage 1500 ms at
+/// 3000 ms, seed 7" or "off".
 std::string describe(const NetSimConfig& config);
 
 /// Decides the fate of every datagram sent and holds the delayed ones until they are due.

@@ -1,6 +1,6 @@
 #pragma once
-/// Real UDP over Boost.Asio, with the seeded fault simulator on the sending side, on the real
-/// clock. The owner runs the io_context; receive handlers only queue datagrams, they never touch
+/// Real UDP over Boost.Asio, with the seeded fault simulator on the sending side (and its arrival
+/// delay on the receiving side), on the real clock. The owner runs the io_context; receive handlers only queue datagrams, they never touch
 /// a protocol or a simulation.
 
 #include <chrono>
@@ -47,6 +47,7 @@ class UdpSocket final : public DatagramSocket {
   struct Received {
     Endpoint from;
     std::vector<std::byte> bytes;
+    Instant due{0};  ///< with an arrival delay: when it may be taken
   };
 
   boost::asio::ip::udp::socket socket_;

@@ -1,6 +1,6 @@
 #pragma once
 /// An in-memory network on virtual time: sockets at made-up addresses, each with its own seeded
-/// fault simulator on what it sends, and cuts (a participant unreachable for a while, one way or
+/// fault simulator on what it sends (and a delay on what it receives), and cuts (a participant unreachable for a while, one way or
 /// both). Whole networked sessions run through it in one thread, with no ports and no sleeps; the
 /// same seeds give the same run, datagram for datagram.
 
@@ -46,12 +46,22 @@ class VirtualNetwork {
     Instant until;
     bool both_ways;
   };
-  void deliver(const Endpoint& from, const Endpoint& to, std::span<const std::byte> bytes, Instant due);
+  /// A datagram held back by its receiver's arrival delay (NetSimConfig::in_delay_ms).
+  struct Delayed {
+    Endpoint from;
+    Endpoint to;
+    std::vector<std::byte> bytes;
+    Instant due;
+  };
+  /// Hands a datagram that arrives at `due` to the sockets at `to` (those with an arrival delay
+  /// get it that much later, unless `delayed`: it has had it).
+  void deliver(const Endpoint& from, const Endpoint& to, std::span<const std::byte> bytes, Instant due, bool delayed);
   [[nodiscard]] bool is_cut(const Endpoint& from, const Endpoint& to, Instant at) const;
 
   Instant now_{0};
   std::vector<VirtualSocket*> sockets_;
   std::vector<Cut> cuts_;
+  std::deque<Delayed> delayed_;  ///< in due order
 };
 
 class VirtualSocket final : public DatagramSocket {

@@ -57,6 +57,10 @@ class PeerProtocol final : public LockstepProtocol {
   [[nodiscard]] std::optional<Instant> first_hello_at() const override { return first_hello_at_; }
   /// Own inputs given, through this tick, and those the host has acknowledged.
   [[nodiscard]] std::uint64_t inputs_given() const { return own_through_; }
+  [[nodiscard]] std::vector<DecidedInputs> decided_inputs() const override {
+    if (parameters().slot == k_no_slot) return {};
+    return {DecidedInputs{parameters().slot, inputs_decided_, 0, std::nullopt}};
+  }
   [[nodiscard]] std::uint64_t inputs_acked() const { return first_unacked_ - 1; }
   /// A player's claim on its slot, to reconnect with later: once welcomed.
   [[nodiscard]] std::optional<Reclaim> reclaim() const override {
@@ -77,11 +81,13 @@ class PeerProtocol final : public LockstepProtocol {
   void expect_state(const StateOffer& offer);
   /// Relays leave this player's own slot out (it knows its inputs), except for one that joined
   /// under way: its slot's inputs before it plays may be a previous holder's, which only the host
-  /// knows.
+  /// knows. A relay of ticks where the host decided this player's inputs (input tolerance) holds
+  /// them too.
   [[nodiscard]] bool own_slot_omitted() const {
     return parameters().slot != k_no_slot && parameters().players > 1 && !joined_late_;
   }
-  bool take_tick(std::uint64_t tick, std::span<const std::byte> others);
+  /// Appends `tick`: `inputs` holds every player's input, or every other player's when `omitted`.
+  bool take_tick(std::uint64_t tick, std::span<const std::byte> inputs, bool omitted);
   void take_acks(const Relay& relay);
   void take_slots(const Relay& relay);
   void handle_clear_refusal(std::span<const std::byte> datagram, Instant now);
@@ -131,6 +137,7 @@ class PeerProtocol final : public LockstepProtocol {
   std::vector<std::byte> own_;          ///< own inputs of ticks own_first_ … own_through_
   std::uint64_t own_first_ = 0;
   std::uint64_t own_through_ = 0;
+  std::uint64_t inputs_decided_ = 0;  ///< this player's inputs the host decided, as it last said
   std::uint64_t first_unacked_ = 0;     ///< the host holds own inputs before this tick
   std::uint64_t hash_acked_ = 0;
   std::uint64_t hashes_sent_through_ = 0;

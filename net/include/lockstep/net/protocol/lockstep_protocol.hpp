@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "lockstep/net/io/datagram_socket.hpp"
+#include "lockstep/net/protocol/decided_inputs.hpp"
 #include "lockstep/net/protocol/delay_change.hpp"
 #include "lockstep/net/protocol/outbox.hpp"
 #include "lockstep/net/protocol/protocol_event.hpp"
@@ -114,6 +115,9 @@ class LockstepProtocol {
   /// Path challenges to addresses a connection's datagrams came from that are not its own (a
   /// host's; nothing elsewhere).
   [[nodiscard]] virtual PathChallengeCounts path_challenges() const { return {}; }
+  /// The input tolerance's decisions: on a host, every player slot's; on a player, its own (as
+  /// the host counts them); nothing elsewhere.
+  [[nodiscard]] virtual std::vector<DecidedInputs> decided_inputs() const { return {}; }
 
   /// Valid once the handshake is done (always on the host).
   [[nodiscard]] const SessionParameters& parameters() const { return parameters_; }

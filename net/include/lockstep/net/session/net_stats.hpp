@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/net/protocol/decided_inputs.hpp"
 #include "lockstep/net/protocol/delay_change.hpp"
 #include "lockstep/net/wire/drop_reason.hpp"
 
@@ -59,6 +60,10 @@ struct NetStats {
   /// own, and datagrams from such addresses answered with nothing (HostProtocol::path_challenges).
   std::uint64_t path_challenges = 0;
   std::uint64_t path_challenges_withheld = 0;
+  /// The input tolerance (host --input-tolerance): on a player, the inputs the host decided for it
+  /// (its own came too late or not at all); on a host, each player slot's, with that player's
+  /// inputs that came after their tick was decided.
+  std::vector<DecidedInputs> decided;
   DropCounts dropped;
 };
 
@@ -70,12 +75,15 @@ struct NetStats {
 /// when this participant was not resynced), prediction_window, prediction_max, rollbacks,
 /// resimulated_ticks, resimulated_max, input_latency_p50_ticks and input_latency_p99_ticks (null for a spectator,
 /// a relay host, or before an input showed), path_challenges and path_challenges_withheld (a host's),
-/// dropped (reason → count, the reasons that occurred).
+/// inputs_decided ([{"slot": S, "inputs": N}, …]: a player's own, a host's every player slot's with
+/// "late_inputs": L), dropped (reason → count, the reasons that occurred).
 std::string stats_json(const NetStats& stats);
 
 /// "tick 600, rtt 0.4 ms, input delay 2, stalls 0, latency 2/2 ticks, sent 601 dgrams 14.2 KB,
 /// received …, dropped none" (totals since the start; the latency is a player's median/99th
-/// percentile, with prediction followed by "prediction 8/12, rollbacks 40"), or, given `since` and
+/// percentile, with prediction followed by "prediction 8/12, rollbacks 40"; then the inputs the
+/// input tolerance decided, as "decided 40 (6.7%)" on a player and "decided 40 for player 3 (6.7%)"
+/// on a host, for each player with any, the share of the ticks stepped), or, given `since` and
 /// `seconds`, the rates since then.
 std::string stats_line(const NetStats& stats, const NetStats* since = nullptr, double seconds = 0.0);
 

@@ -286,6 +286,7 @@ class Session {
     const PathChallengeCounts challenges = protocol_->path_challenges();
     s.path_challenges = challenges.sent;
     s.path_challenges_withheld = challenges.withheld;
+    s.decided = protocol_->decided_inputs();
     s.dropped = protocol_->drops();
     return s;
   }

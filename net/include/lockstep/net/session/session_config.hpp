@@ -64,6 +64,13 @@ struct HostSettings {
   /// predicted, and re-simulates from the last confirmed state when the real inputs differ. The
   /// input delay (adaptive: what the round trip needs minus W) becomes the local delay.
   std::uint32_t prediction_window = 0;
+  /// The input tolerance (host --input-tolerance N, 0: off), in ticks: a player whose input for a
+  /// tick has not arrived this long after the host could have relayed the tick — or whose latest
+  /// input is already further behind than this — has it decided by the host (its latest input),
+  /// relayed to everyone and adopted by the player, so that no one waits for it. With it on, the
+  /// adaptive delay serves the players who keep up: a minority whose round trip exceeds the median
+  /// player's by more than the tolerance is left out of it.
+  std::uint32_t input_tolerance = k_default_input_tolerance;
   std::uint32_t tick_rate_hz = 60;    ///< travels in the welcome; everyone paces by it (1–1000)
   std::chrono::milliseconds notify_after{1000};   ///< a player silent this long is interrupted
   std::chrono::milliseconds timeout_after{5000};  ///< … and this long, gone

@@ -29,6 +29,7 @@ enum class DropReason : std::uint8_t {
   busy,                ///< a connect beyond what the host does public-key work for, for now
   simulated_loss,      ///< the fault simulator dropped it on purpose
   bad_checksum,        ///< a state piece whose bytes do not match its checksum
+  late_input,          ///< a player's input for a tick the host decided without it (input tolerance)
   count_
 };
 
@@ -40,7 +41,7 @@ constexpr std::string_view drop_reason_name(DropReason reason) {
       "none",          "short",           "oversized",          "bad magic",     "bad version",
       "unknown type",  "malformed",       "unknown address",    "unknown connection", "unauthenticated",
       "replayed",      "unexpected type", "spectator inputs",   "invalid input", "far ahead",     "expired credential",
-      "busy",          "simulated loss", "bad checksum"};
+      "busy",          "simulated loss", "bad checksum",   "late input"};
   return names[static_cast<std::size_t>(reason)];
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-/// The lockstep datagram protocol, version 7 (net/PROTOCOL.md describes every byte): one function
+/// The lockstep datagram protocol, version 9 (net/PROTOCOL.md describes every byte): one function
 /// per message type that writes it and one that reads it, with explicit, bounded little-endian
 /// parsing. Nothing outside this header and net/src/wire/ knows an offset.
 ///
@@ -30,7 +30,7 @@
 namespace lockstep::net {
 
 inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
-inline constexpr std::uint8_t k_protocol_version = 8;
+inline constexpr std::uint8_t k_protocol_version = 9;
 /// The header of a clear message, and of a sealed one.
 inline constexpr std::size_t k_header_bytes = 7;
 inline constexpr std::size_t k_sealed_header_bytes = 4;
@@ -60,6 +60,12 @@ inline constexpr std::uint32_t k_max_input_delay = 60;
 /// The prediction window a session may have (host --rollback W): how many ticks a player may
 /// step ahead of the confirmed ones.
 inline constexpr std::uint32_t k_max_prediction_window = 12;
+/// The input tolerance (host --input-tolerance N), in ticks: how long past the moment it could
+/// have relayed a tick the host waits for a late player's input before it decides that input
+/// (the player's latest). The default is Photon Quantum's InputHardTolerance; 0 is off (everyone
+/// waits for the slowest player).
+inline constexpr std::uint32_t k_default_input_tolerance = 8;
+inline constexpr std::uint32_t k_max_input_tolerance = 600;
 /// Spectators a host serves at most.
 inline constexpr std::uint32_t k_max_spectators = 16;
 /// A state sent to a joiner (a snapshot) is at most this large, in pieces of this size; a joiner
@@ -284,6 +290,8 @@ struct Relay {
   /// A diverged participant of a resyncing session: the host's state of `state.tick` follows in
   /// `state` messages; it goes on from there.
   std::optional<StateOffer> resync;
+  /// A player's inputs the host has decided so far (input tolerance; 0: none, and not sent).
+  std::uint64_t inputs_decided = 0;
 };
 
 struct Bye {

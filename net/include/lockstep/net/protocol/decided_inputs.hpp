@@ -1,0 +1,21 @@
+#pragma once
+/// What the input tolerance (host --input-tolerance) did for one player: the inputs the host
+/// decided for it because its own came too late or not at all, and its own that came after their
+/// tick was decided (dropped).
+
+#include <cstdint>
+#include <optional>
+
+#include "lockstep/net/wire/wire.hpp"
+
+namespace lockstep::net {
+
+struct DecidedInputs {
+  std::uint8_t slot = k_no_slot;
+  std::uint64_t inputs = 0;       ///< its inputs the host decided
+  std::uint64_t last_tick = 0;    ///< the last tick decided for it (0: none)
+  /// Its own that arrived after their tick was decided: the host counts them (nothing on a player).
+  std::optional<std::uint64_t> late_inputs;
+};
+
+}  // namespace lockstep::net

@@ -1,0 +1,103 @@
+// The host's waits: how long a tick waits for a late player's input (the input tolerance) and
+// how far ahead players produce their inputs (the adaptive delay).
+
+#include <algorithm>
+#include <array>
+
+#include "lockstep/net/host/host_protocol.hpp"
+
+namespace lockstep::net {
+
+void HostProtocol::decide_late_inputs(Instant now) {
+  decide_at_.reset();
+  if (config_.input_tolerance == 0) return;
+  const Duration tolerance = config_.input_tolerance * tick_period();
+  while (ticks().known_through() < config_.end_tick) {
+    // The next tick could have been relayed once the last of the inputs it holds arrived.
+    const std::uint64_t tick = ticks().known_through() + 1;
+    std::uint32_t present = 0;
+    std::uint32_t missing = 0;
+    std::uint32_t far_behind = 0;
+    Instant relayable{0};
+    for (std::uint32_t p = 0; p < config_.players; ++p) {
+      const auto slot = static_cast<std::uint8_t>(p);
+      const SlotStatus& status = slots()[p];
+      if (status.state == SlotState::waiting || (status.state == SlotState::gone && tick >= status.neutral_from_tick)) continue;
+      if (inputs_.held_through(slot) >= tick) {
+        if (const std::optional<Instant> arrived = inputs_.arrived_at(slot, tick)) {
+          ++present;
+          relayable = std::max(relayable, *arrived);
+        }
+        continue;
+      }
+      // The host's own input is never decided: the host is the session's clock.
+      if (slot == parameters().slot) return;
+      ++missing;
+      // Its latest input is further behind than the tolerance: this one cannot come in time.
+      if (tick > inputs_.latest_tick(slot) + config_.input_tolerance) ++far_behind;
+    }
+    // Decided only for someone's sake: when no player's own input is in (only neutral ones), no
+    // one waits for the late.
+    if (missing == 0 || present == 0) return;
+    if (far_behind < missing && now < relayable + tolerance) {
+      decide_at_ = relayable + tolerance;
+      return;
+    }
+    for (std::uint32_t p = 0; p < config_.players; ++p) {
+      const auto slot = static_cast<std::uint8_t>(p);
+      const SlotStatus& status = slots()[p];
+      if (status.state == SlotState::waiting || (status.state == SlotState::gone && tick >= status.neutral_from_tick) ||
+          inputs_.held_through(slot) >= tick) {
+        continue;
+      }
+      inputs_.decide(slot);
+      ++decided_[slot].inputs;
+      decided_[slot].last_tick = tick;
+      ++decided_in_a_row_[slot];
+    }
+    assemble_ticks();
+  }
+}
+
+std::optional<double> HostProtocol::slowest_rtt_ms() const {
+  // Every player's 95th-percentile round trip; the host's own slot has none to speak of.
+  std::array<double, k_max_session_players> rtts{};
+  std::size_t n = 0;
+  if (parameters().slot != k_no_slot) rtts[n++] = 0.0;
+  for (const Connection& c : connections_) {
+    if (c.is_gone() || !c.is_player()) continue;
+    if (const std::optional<double> rtt = c.rtt.percentile_ms(0.95); rtt && n < rtts.size()) rtts[n++] = *rtt;
+  }
+  const bool remote = n > (parameters().slot != k_no_slot ? 1u : 0u);
+  if (!remote) return std::nullopt;
+  std::sort(rtts.begin(), rtts.begin() + static_cast<std::ptrdiff_t>(n));
+  std::size_t serve = n;
+  if (config_.input_tolerance != 0) {
+    // With the tolerance, the delay serves the players who keep up: a minority whose round trip is
+    // more than the tolerance above the median player's has its inputs decided instead.
+    const double bound = rtts[(n - 1) / 2] + config_.input_tolerance * 1000.0 / config_.tick_rate_hz;
+    const auto keep_up = static_cast<std::size_t>(
+        std::upper_bound(rtts.begin(), rtts.begin() + static_cast<std::ptrdiff_t>(n), bound) - rtts.begin());
+    if (2 * (n - keep_up) < n) serve = keep_up;
+  }
+  return rtts[serve - 1];
+}
+
+std::optional<std::uint32_t> HostProtocol::needed_delay() const { return delay_.needed(slowest_rtt_ms()); }
+
+void HostProtocol::review_delay(Instant now) {
+  if (!config_.adaptive_delay) return;
+  const std::optional<std::uint32_t> delay = delay_.review(now, slowest_rtt_ms(), announced_delay());
+  if (!delay) return;
+  // Before tick 1, from the start; afterwards from a tick far enough ahead that every participant
+  // hears of it before it steps there.
+  const std::uint64_t from = state_ == HostState::countdown
+                                 ? 1
+                                 : ticks().known_through() + std::max(widest_delay(), *delay) +
+                                       config_.prediction_window + notice_ticks() + 1;
+  if (from > config_.end_tick) return;  // the session ends first
+  change_delay(*delay, from);
+  ++slots_version_;  // the table carries the delay to everyone, acknowledged like slot changes
+}
+
+}  // namespace lockstep::net
