@@ -203,8 +203,8 @@ TEST_CASE("one player 250 ms each way away: the host decides its late inputs, an
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "4", "--bot", "--ticks", "600",
-                                   "--record", dir.file("host.lsr"), "--stats-json", dir.file("host.json"),
-                                   "--wait-timeout", k_wait_timeout_s});
+                                   "--input-tolerance", "8", "--record", dir.file("host.lsr"), "--stats-json",
+                                   dir.file("host.json"), "--wait-timeout", k_wait_timeout_s});
   REQUIRE(host.wait_for("host: session"));
   std::vector<std::unique_ptr<RunningProcess>> peers;
   for (int p = 1; p <= 3; ++p) {

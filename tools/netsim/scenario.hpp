@@ -38,7 +38,7 @@ struct Scenario {
   std::uint32_t input_delay = 2;  ///< the first delay, when adaptive
   bool adaptive_delay = false;    ///< the host adapts the delay to the round trips
   std::uint32_t prediction_window = 0;  ///< W: host --rollback W (0: lockstep)
-  std::uint32_t input_tolerance = net::k_default_input_tolerance;  ///< host --input-tolerance (0: off)
+  std::uint32_t input_tolerance = 0;  ///< host --input-tolerance (0: off)
   /// A player peer (its participant index) whose link is far worse than everyone's, both ways.
   std::optional<std::uint32_t> slow_player;
   std::uint32_t tick_rate_hz = 60;

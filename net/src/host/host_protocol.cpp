@@ -166,6 +166,7 @@ void HostProtocol::take_inputs(Connection& c, const Update& u) {
   for (std::uint32_t i = 0; i < taken.invalid; ++i) drop(DropReason::invalid_input);
   for (std::uint32_t i = 0; i < taken.late; ++i) drop(DropReason::late_input);
   if (taken.in_time || taken.late > 0) decided_in_a_row_[c.slot] = 0;
+  note_late_inputs(c.slot, taken);
   *decided_[c.slot].late_inputs += taken.late;
   if (taken.far_ahead) drop(DropReason::far_ahead);
   if (predicts() && state_ == HostState::running && !u.inputs.empty()) {

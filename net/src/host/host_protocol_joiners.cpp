@@ -229,6 +229,7 @@ void HostProtocol::activate(Connection& c) {
       std::max(known + widest_delay() + config_.prediction_window + notice_ticks(), inputs_.held_through(c.slot)) + 1;
   inputs_.neutral_until(c.slot, from, known);
   decided_in_a_row_[c.slot] = 0;
+  behind_[c.slot] = false;
   set_slot(c.slot, {SlotState::active, 0, from});
   emit(event::PlayerJoined{c.slot, from});
 }

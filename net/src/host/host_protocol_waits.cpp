@@ -33,16 +33,19 @@ void HostProtocol::decide_late_inputs(Instant now) {
       // The host's own input is never decided: the host is the session's clock.
       if (slot == parameters().slot) return;
       ++missing;
-      // Its latest input is further behind than the tolerance: this one cannot come in time.
-      if (tick > inputs_.latest_tick(slot) + config_.input_tolerance) ++far_behind;
+      // Its inputs came later than the tolerance (it is behind), or its latest is further behind
+      // than that in ticks: this one will not come in time either.
+      if (behind_[slot] || tick > inputs_.latest_tick(slot) + config_.input_tolerance) ++far_behind;
     }
     // Decided only for someone's sake: when no player's own input is in (only neutral ones), no
     // one waits for the late.
     if (missing == 0 || present == 0) return;
-    if (far_behind < missing && now < relayable + tolerance) {
+    const bool waited = now >= relayable + tolerance;
+    if (far_behind < missing && !waited) {
       decide_at_ = relayable + tolerance;
       return;
     }
+    relayable_at_[tick % relayable_at_.size()] = {tick, relayable};
     for (std::uint32_t p = 0; p < config_.players; ++p) {
       const auto slot = static_cast<std::uint8_t>(p);
       const SlotStatus& status = slots()[p];
@@ -54,9 +57,19 @@ void HostProtocol::decide_late_inputs(Instant now) {
       ++decided_[slot].inputs;
       decided_[slot].last_tick = tick;
       ++decided_in_a_row_[slot];
+      if (waited) behind_[slot] = true;  // waited for in vain: not waited for again until it keeps up
     }
     assemble_ticks();
   }
+}
+
+void HostProtocol::note_late_inputs(std::uint8_t slot, const InputAssembly::Taken& taken) {
+  // In time again, or a late one that came within the tolerance of when its tick could have been
+  // relayed: the slot keeps up, and is waited for again.
+  if (taken.in_time) behind_[slot] = false;
+  if (taken.late == 0) return;
+  const auto& [tick, relayable] = relayable_at_[taken.last_late_tick % relayable_at_.size()];
+  if (tick == taken.last_late_tick && now_ - relayable <= config_.input_tolerance * tick_period()) behind_[slot] = false;
 }
 
 std::optional<double> HostProtocol::slowest_rtt_ms() const {
@@ -70,7 +83,11 @@ std::optional<double> HostProtocol::slowest_rtt_ms() const {
   }
   const bool remote = n > (parameters().slot != k_no_slot ? 1u : 0u);
   if (!remote) return std::nullopt;
-  std::sort(rtts.begin(), rtts.begin() + static_cast<std::ptrdiff_t>(n));
+  // In order, by insertion (a handful of players; std::sort of a small array draws g++ 12's false
+  // -Warray-bounds at -O2).
+  for (std::size_t i = 1; i < n; ++i) {
+    for (std::size_t j = i; j > 0 && rtts[j] < rtts[j - 1]; --j) std::swap(rtts[j], rtts[j - 1]);
+  }
   std::size_t serve = n;
   if (config_.input_tolerance != 0) {
     // With the tolerance, the delay serves the players who keep up: a minority whose round trip is

@@ -52,6 +52,7 @@ InputAssembly::Taken InputAssembly::take(std::uint8_t slot, std::uint64_t first_
     latest_tick_[slot] = tick;
     if (tick <= through) {
       ++taken.late;
+      taken.last_late_tick = tick;
       continue;
     }
     held.insert(held.end(), input.begin(), input.end());

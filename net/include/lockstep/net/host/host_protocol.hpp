@@ -207,6 +207,8 @@ class HostProtocol final : public LockstepProtocol {
   /// tolerance since it could have been relayed, or at once when every missing one's player is
   /// further behind than that already; tick after tick.
   void decide_late_inputs(Instant now);
+  /// What a player's inputs that came too late (or in time) say of whether it keeps up.
+  void note_late_inputs(std::uint8_t slot, const InputAssembly::Taken& taken);
   /// The slowest round trip the delay serves (with the tolerance on, leaving out a minority far
   /// slower than the median player).
   [[nodiscard]] std::optional<double> slowest_rtt_ms() const;
@@ -237,6 +239,12 @@ class HostProtocol final : public LockstepProtocol {
   /// Per slot: the inputs decided for it since one of its own last arrived (in time or too late).
   std::array<std::uint64_t, k_max_session_players> decided_in_a_row_{};
   std::optional<Instant> decide_at_;  ///< the next tick's missing inputs are decided then
+  /// Per slot: waited for in vain, its inputs are decided without waiting until one comes within
+  /// the tolerance (or in time) again.
+  std::array<bool, k_max_session_players> behind_{};
+  /// By tick (mod its size): when a decided tick could have been relayed, to measure how late a
+  /// player's input for it came.
+  std::array<std::pair<std::uint64_t, Instant>, 256> relayable_at_{};
   std::vector<std::byte> relay_scratch_;
   std::vector<std::byte> scratch_;  ///< a received datagram, opened in place
   PathChallengeCounts path_challenges_;

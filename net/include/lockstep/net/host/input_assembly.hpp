@@ -31,6 +31,7 @@ class InputAssembly {
     /// Inputs seen for the first time for ticks the slot holds already, because the host decided
     /// them: too late, dropped.
     std::uint32_t late = 0;
+    std::uint64_t last_late_tick = 0;  ///< the tick of the last of those
     /// Whether the batch brought an input the assembly did not hold before (in time).
     bool in_time = false;
   };

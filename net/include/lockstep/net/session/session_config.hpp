@@ -64,7 +64,7 @@ struct HostSettings {
   /// predicted, and re-simulates from the last confirmed state when the real inputs differ. The
   /// input delay (adaptive: what the round trip needs minus W) becomes the local delay.
   std::uint32_t prediction_window = 0;
-  /// The input tolerance (host --input-tolerance N, 0: off), in ticks: a player whose input for a
+  /// The input tolerance (host --input-tolerance N, 0: off, the default for now), in ticks: a player whose input for a
   /// tick has not arrived this long after the host could have relayed the tick — or whose latest
   /// input is already further behind than this — has it decided by the host (its latest input),
   /// relayed to everyone and adopted by the player, so that no one waits for it. With it on, the

@@ -62,9 +62,12 @@ inline constexpr std::uint32_t k_max_input_delay = 60;
 inline constexpr std::uint32_t k_max_prediction_window = 12;
 /// The input tolerance (host --input-tolerance N), in ticks: how long past the moment it could
 /// have relayed a tick the host waits for a late player's input before it decides that input
-/// (the player's latest). The default is Photon Quantum's InputHardTolerance; 0 is off (everyone
-/// waits for the slowest player).
-inline constexpr std::uint32_t k_default_input_tolerance = 8;
+/// (the player's latest); 0 is off (everyone waits for the slowest player), the default until the
+/// wait is measured from the tick's due time rather than from the other inputs' arrival (which
+/// counts a round trip longer than the tolerance as lateness). 8 is Photon Quantum's
+/// InputHardTolerance.
+inline constexpr std::uint32_t k_default_input_tolerance = 0;
+inline constexpr std::uint32_t k_photon_input_tolerance = 8;
 inline constexpr std::uint32_t k_max_input_tolerance = 600;
 /// Spectators a host serves at most.
 inline constexpr std::uint32_t k_max_spectators = 16;
