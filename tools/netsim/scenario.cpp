@@ -55,9 +55,12 @@ std::string Scenario::describe() const {
   }
   if (start_with != 0) out += ", starts with " + std::to_string(start_with);
   if (input_tolerance == 0) out += ", input tolerance off";
-  if (slow_player) {
-    out += ", slow player " + std::to_string(*slow_player) + " (+" + std::to_string(faults[*slow_player].in_delay_ms) +
-           " ms each way)";
+  if (slow_player) {  // appended piece by piece: g++ 12 for i686 reads a chain of + as overlapping
+    out += ", slow player ";
+    out += std::to_string(*slow_player);
+    out += " (+";
+    out += std::to_string(faults[*slow_player].in_delay_ms);
+    out += " ms each way)";
   }
   double worst_loss = 0;
   std::uint32_t worst_delay = 0;

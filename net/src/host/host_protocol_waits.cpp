@@ -45,7 +45,7 @@ void HostProtocol::decide_late_inputs(Instant now) {
       decide_at_ = relayable + tolerance;
       return;
     }
-    relayable_at_[tick % relayable_at_.size()] = {tick, relayable};
+    relayable_at_[static_cast<std::size_t>(tick % relayable_at_.size())] = {tick, relayable};
     for (std::uint32_t p = 0; p < config_.players; ++p) {
       const auto slot = static_cast<std::uint8_t>(p);
       const SlotStatus& status = slots()[p];
@@ -68,7 +68,7 @@ void HostProtocol::note_late_inputs(std::uint8_t slot, const InputAssembly::Take
   // relayed: the slot keeps up, and is waited for again.
   if (taken.in_time) behind_[slot] = false;
   if (taken.late == 0) return;
-  const auto& [tick, relayable] = relayable_at_[taken.last_late_tick % relayable_at_.size()];
+  const auto& [tick, relayable] = relayable_at_[static_cast<std::size_t>(taken.last_late_tick % relayable_at_.size())];
   if (tick == taken.last_late_tick && now_ - relayable <= config_.input_tolerance * tick_period()) behind_[slot] = false;
 }
 
