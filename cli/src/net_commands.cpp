@@ -79,8 +79,8 @@ void add_host_options(CLI::App* cmd, HostFlags& o, const NetHooks& hooks) {
       ->check(whole_number(0, net::k_max_prediction_window));
   cmd->add_option("--input-tolerance", o.input_tolerance,
                   "Ticks (1 to " + std::to_string(net::k_max_input_tolerance) +
-                      ") the host waits for a late player's input past the moment it could have relayed the tick; "
-                      "then it decides that input (the player's latest), so one slow player stalls no one. off: "
+                      ") the host waits for a late player's input past the tick's due time (when the first player's "
+                      "input for it came, plus the input delay and the prediction window); then it decides that input (the player's latest), so one slow player stalls no one. off: "
                       "everyone waits for the slowest player (default " + o.input_tolerance + ")")
       ->check(CLI::IsMember({"off"}) | whole_number(1, net::k_max_input_tolerance));
   cmd->add_option("--tick-rate", o.tick_rate_hz,

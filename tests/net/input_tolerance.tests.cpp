@@ -89,7 +89,7 @@ TEST_CASE("with the input tolerance, a player 250 ms each way away stalls no one
           "others keep an input delay of at most 4, and every recording is the host's",
           "[net][session][tolerance]") {
   TempDir dir;
-  const SlowPlayerRun run = run_with_slow_player(dir, net::k_photon_input_tolerance);
+  const SlowPlayerRun run = run_with_slow_player(dir, net::k_default_input_tolerance);
   for (std::size_t i = 0; i < 3; ++i) {
     INFO("participant " << i << ": " << net::stats_json(run.stats[i]));
     CHECK(run.stats[i].stall_ticks == run.stalls_at_1s[i]);
@@ -131,7 +131,7 @@ TEST_CASE("without the input tolerance the same session waits for the slowest pl
 TEST_CASE("with prediction and the input tolerance, the slow player fills no one's window",
           "[net][session][tolerance][prediction]") {
   TempDir dir;
-  const SlowPlayerRun run = run_with_slow_player(dir, net::k_photon_input_tolerance, 8);
+  const SlowPlayerRun run = run_with_slow_player(dir, net::k_default_input_tolerance, 8);
   for (std::size_t i = 0; i < 3; ++i) {
     INFO("participant " << i << ": " << net::stats_json(run.stats[i]));
     CHECK(run.stats[i].stall_ticks == run.stalls_at_1s[i]);

@@ -65,7 +65,7 @@ std::string session_transcript() {
   host.start_with = 2;
   host.resync = true;
   host.adaptive_delay = true;
-  host.input_tolerance = net::k_photon_input_tolerance;
+  host.input_tolerance = net::k_default_input_tolerance;
   host.evidence_dir = dir.path();
   net::NetSimConfig slow;
   slow.delay_ms = 20;

@@ -195,16 +195,16 @@ TEST_CASE("with --rollback 12 through 75 ± 10 ms each way, every player sees it
   }
 }
 
-TEST_CASE("one player 250 ms each way away: the host decides its late inputs, and every recording is the host's "
-          "and verifies",
+TEST_CASE("one player 250 ms each way away: by default the host decides its late inputs, and every recording is "
+          "the host's and verifies",
           "[net][processes][tolerance]") {
   // The stalls and delays this spares the others are timing, held on virtual time
   // (input_tolerance.tests.cpp); here the real processes and their statistics.
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "4", "--bot", "--ticks", "600",
-                                   "--input-tolerance", "8", "--record", dir.file("host.lsr"), "--stats-json",
-                                   dir.file("host.json"), "--wait-timeout", k_wait_timeout_s});
+                                   "--record", dir.file("host.lsr"), "--stats-json", dir.file("host.json"),
+                                   "--wait-timeout", k_wait_timeout_s});
   REQUIRE(host.wait_for("host: session"));
   std::vector<std::unique_ptr<RunningProcess>> peers;
   for (int p = 1; p <= 3; ++p) {

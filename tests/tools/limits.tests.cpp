@@ -61,8 +61,7 @@ TEST_CASE("every other limit has the value the documentation and the protocol pr
   STATIC_REQUIRE(k_max_substeps == 64);
   STATIC_REQUIRE(net::k_max_input_delay == 60);
   STATIC_REQUIRE(net::k_max_prediction_window == 12);
-  STATIC_REQUIRE(net::k_default_input_tolerance == 0);
-  STATIC_REQUIRE(net::k_photon_input_tolerance == 8);
+  STATIC_REQUIRE(net::k_default_input_tolerance == 8);
   STATIC_REQUIRE(net::k_max_input_tolerance == 600);
   STATIC_REQUIRE(net::k_max_spectators == 16);
   STATIC_REQUIRE(net::k_max_datagram_bytes == 1400);

@@ -142,7 +142,7 @@ Scenario generate(std::uint64_t seed) {
   s.prediction_window = windows[rng.below(4)];
   // And after it the input tolerance (off in a quarter), and in a sixth of the sessions without
   // trouble one player peer far behind the rest: 150 to 400 ms more each way.
-  s.input_tolerance = rng.below(4) == 0 ? 0 : net::k_photon_input_tolerance;
+  s.input_tolerance = rng.below(4) == 0 ? 0 : net::k_default_input_tolerance;
   if (rng.below(6) == 0 && s.trouble == Trouble::none && s.peers() > 0 && !s.late_player(1)) {
     const std::uint32_t slow = 1;  // early peers come first
     const std::uint32_t extra = 150 + rng.below(251);

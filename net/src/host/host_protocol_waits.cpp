@@ -13,46 +13,42 @@ void HostProtocol::decide_late_inputs(Instant now) {
   if (config_.input_tolerance == 0) return;
   const Duration tolerance = config_.input_tolerance * tick_period();
   while (ticks().known_through() < config_.end_tick) {
-    // The next tick could have been relayed once the last of the inputs it holds arrived.
     const std::uint64_t tick = ticks().known_through() + 1;
     std::uint32_t present = 0;
     std::uint32_t missing = 0;
-    std::uint32_t far_behind = 0;
-    Instant relayable{0};
+    std::uint32_t behind = 0;
+    std::optional<Instant> first_arrival;
     for (std::uint32_t p = 0; p < config_.players; ++p) {
       const auto slot = static_cast<std::uint8_t>(p);
-      const SlotStatus& status = slots()[p];
-      if (status.state == SlotState::waiting || (status.state == SlotState::gone && tick >= status.neutral_from_tick)) continue;
+      if (slots()[p].neutral_at(tick)) continue;
       if (inputs_.held_through(slot) >= tick) {
         if (const std::optional<Instant> arrived = inputs_.arrived_at(slot, tick)) {
           ++present;
-          relayable = std::max(relayable, *arrived);
+          first_arrival = first_arrival ? std::min(*first_arrival, *arrived) : *arrived;
         }
         continue;
       }
       // The host's own input is never decided: the host is the session's clock.
       if (slot == parameters().slot) return;
       ++missing;
-      // Its inputs came later than the tolerance (it is behind), or its latest is further behind
-      // than that in ticks: this one will not come in time either.
-      if (behind_[slot] || tick > inputs_.latest_tick(slot) + config_.input_tolerance) ++far_behind;
+      if (behind_[slot]) ++behind;
     }
     // Decided only for someone's sake: when no player's own input is in (only neutral ones), no
     // one waits for the late.
     if (missing == 0 || present == 0) return;
-    const bool waited = now >= relayable + tolerance;
-    if (far_behind < missing && !waited) {
-      decide_at_ = relayable + tolerance;
+    // The tick is due when the first player's input for it came (the host's own, when it plays)
+    // and the delay and the prediction window have passed since: inputs are produced that far
+    // ahead, so a player whose round trip the delay serves has sent its own by then.
+    const Instant due = *first_arrival + (widest_delay() + config_.prediction_window) * tick_period();
+    const bool waited = now >= due + tolerance;
+    if (behind < missing && !waited) {
+      decide_at_ = due + tolerance;
       return;
     }
-    relayable_at_[static_cast<std::size_t>(tick % relayable_at_.size())] = {tick, relayable};
+    due_at_[static_cast<std::size_t>(tick % due_at_.size())] = {tick, due};
     for (std::uint32_t p = 0; p < config_.players; ++p) {
       const auto slot = static_cast<std::uint8_t>(p);
-      const SlotStatus& status = slots()[p];
-      if (status.state == SlotState::waiting || (status.state == SlotState::gone && tick >= status.neutral_from_tick) ||
-          inputs_.held_through(slot) >= tick) {
-        continue;
-      }
+      if (slots()[p].neutral_at(tick) || inputs_.held_through(slot) >= tick) continue;
       inputs_.decide(slot);
       ++decided_[slot].inputs;
       decided_[slot].last_tick = tick;
@@ -64,12 +60,12 @@ void HostProtocol::decide_late_inputs(Instant now) {
 }
 
 void HostProtocol::note_late_inputs(std::uint8_t slot, const InputAssembly::Taken& taken) {
-  // In time again, or a late one that came within the tolerance of when its tick could have been
-  // relayed: the slot keeps up, and is waited for again.
+  // In time again, or a late one that came within the tolerance of its tick's due time: the slot
+  // keeps up, and is waited for again.
   if (taken.in_time) behind_[slot] = false;
   if (taken.late == 0) return;
-  const auto& [tick, relayable] = relayable_at_[static_cast<std::size_t>(taken.last_late_tick % relayable_at_.size())];
-  if (tick == taken.last_late_tick && now_ - relayable <= config_.input_tolerance * tick_period()) behind_[slot] = false;
+  const auto& [tick, due] = due_at_[static_cast<std::size_t>(taken.last_late_tick % due_at_.size())];
+  if (tick == taken.last_late_tick && now_ <= due + config_.input_tolerance * tick_period()) behind_[slot] = false;
 }
 
 std::optional<double> HostProtocol::slowest_rtt_ms() const {

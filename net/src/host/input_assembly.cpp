@@ -100,14 +100,10 @@ void InputAssembly::neutral_until(std::uint8_t slot, std::uint64_t from, std::ui
   latest_tick_[slot] = std::max(latest_tick_[slot], through);
 }
 
-bool InputAssembly::neutral_at(const SlotStatus& slot, std::uint64_t tick) const {
-  return slot.state == SlotState::waiting || (slot.state == SlotState::gone && tick >= slot.neutral_from_tick);
-}
-
 std::optional<std::span<const std::byte>> InputAssembly::complete_tick(std::uint64_t tick, const SlotTable& slots) {
   scratch_.clear();
   for (std::size_t p = 0; p < held_.size(); ++p) {
-    if (neutral_at(slots[p], tick)) {
+    if (slots[p].neutral_at(tick)) {
       scratch_.insert(scratch_.end(), neutral_.begin(), neutral_.end());
     } else if (through_[p] >= tick) {
       const std::uint64_t first = through_[p] + 1 - held_[p].size() / input_bytes_;

@@ -16,6 +16,7 @@
 
 #include "lockstep/cli/view/view_server.hpp"
 #include "lockstep/net/io/fault_model.hpp"
+#include "lockstep/net/wire/wire.hpp"
 #include "lockstep/net/session/session_config.hpp"
 #include "lockstep/net/session/session_driver.hpp"
 
@@ -52,7 +53,7 @@ struct HostFlags {
   std::uint64_t ticks = net::HostConfig{}.end_tick;
   std::string input_delay = "auto";
   std::uint32_t rollback = 0;  ///< the prediction window W (0: lockstep)
-  std::string input_tolerance = "off";  ///< ticks, or "off" (net::k_default_input_tolerance)
+  std::string input_tolerance = std::to_string(net::k_default_input_tolerance);  ///< ticks, or "off"
   std::uint32_t tick_rate_hz = net::HostConfig{}.tick_rate_hz;
   std::uint32_t notify_ms = static_cast<std::uint32_t>(net::HostConfig{}.notify_after.count());
   std::uint32_t wait_timeout_s = 0;

@@ -203,9 +203,9 @@ class HostProtocol final : public LockstepProtocol {
   void poll_countdown(Instant now);
   void poll_running(Instant now);
   void review_delay(Instant now);
-  /// The input tolerance: decides the missing inputs of the next tick when it has waited the
-  /// tolerance since it could have been relayed, or at once when every missing one's player is
-  /// further behind than that already; tick after tick.
+  /// The input tolerance: decides the missing inputs of the next tick once the tolerance has
+  /// passed since the tick was due, or at once when every missing one's player is behind; tick
+  /// after tick.
   void decide_late_inputs(Instant now);
   /// What a player's inputs that came too late (or in time) say of whether it keeps up.
   void note_late_inputs(std::uint8_t slot, const InputAssembly::Taken& taken);
@@ -242,9 +242,9 @@ class HostProtocol final : public LockstepProtocol {
   /// Per slot: waited for in vain, its inputs are decided without waiting until one comes within
   /// the tolerance (or in time) again.
   std::array<bool, k_max_session_players> behind_{};
-  /// By tick (mod its size): when a decided tick could have been relayed, to measure how late a
-  /// player's input for it came.
-  std::array<std::pair<std::uint64_t, Instant>, 256> relayable_at_{};
+  /// By tick (mod its size): when a decided tick was due, to measure how late a player's input for
+  /// it came.
+  std::array<std::pair<std::uint64_t, Instant>, 256> due_at_{};
   std::vector<std::byte> relay_scratch_;
   std::vector<std::byte> scratch_;  ///< a received datagram, opened in place
   PathChallengeCounts path_challenges_;

@@ -67,8 +67,6 @@ class InputAssembly {
   [[nodiscard]] std::optional<Instant> arrived_at(std::uint8_t slot, std::uint64_t tick) const;
 
  private:
-  [[nodiscard]] bool neutral_at(const SlotStatus& slot, std::uint64_t tick) const;
-
   std::uint32_t input_bytes_ = 0;
   std::vector<std::byte> neutral_;
   std::uint32_t input_delay_ = 0;

@@ -60,14 +60,11 @@ inline constexpr std::uint32_t k_max_input_delay = 60;
 /// The prediction window a session may have (host --rollback W): how many ticks a player may
 /// step ahead of the confirmed ones.
 inline constexpr std::uint32_t k_max_prediction_window = 12;
-/// The input tolerance (host --input-tolerance N), in ticks: how long past the moment it could
-/// have relayed a tick the host waits for a late player's input before it decides that input
-/// (the player's latest); 0 is off (everyone waits for the slowest player), the default until the
-/// wait is measured from the tick's due time rather than from the other inputs' arrival (which
-/// counts a round trip longer than the tolerance as lateness). 8 is Photon Quantum's
+/// The input tolerance (host --input-tolerance N), in ticks: how long past a tick's due time the
+/// host waits for a late player's input before it decides that input (the player's latest); 0 is
+/// off (everyone waits for the slowest player). The default, 8, is Photon Quantum's
 /// InputHardTolerance.
-inline constexpr std::uint32_t k_default_input_tolerance = 0;
-inline constexpr std::uint32_t k_photon_input_tolerance = 8;
+inline constexpr std::uint32_t k_default_input_tolerance = 8;
 inline constexpr std::uint32_t k_max_input_tolerance = 600;
 /// Spectators a host serves at most.
 inline constexpr std::uint32_t k_max_spectators = 16;
@@ -265,6 +262,11 @@ struct SlotStatus {
   SlotState state = SlotState::waiting;
   std::uint64_t neutral_from_tick = 0;  ///< gone: inputs from this tick on are neutral
   std::uint64_t plays_from_tick = 0;    ///< active or interrupted: its own inputs from this tick (0: from D + 1)
+  /// Whether its input of `tick` is neutral whatever was sent for it: it waits for a player, or is
+  /// gone by then. (The neutral ticks before `plays_from_tick` are held like inputs.)
+  [[nodiscard]] bool neutral_at(std::uint64_t tick) const {
+    return state == SlotState::waiting || (state == SlotState::gone && tick >= neutral_from_tick);
+  }
   friend bool operator==(const SlotStatus&, const SlotStatus&) = default;
 };
 
