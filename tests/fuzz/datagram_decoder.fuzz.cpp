@@ -81,7 +81,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         write_relay(again, *header, *r, shape);
         const Decoded<Relay> back = read_relay(again, shape);
         check(back.ok() && back->first_tick == r->first_tick && back->inputs.size() == r->inputs.size() &&
-              back->desync_tick == r->desync_tick && back->lead == r->lead);
+              back->input_ticks == r->input_ticks && back->desync_tick == r->desync_tick && back->lead == r->lead);
+        // Inputs it accepted always expand, to whole ticks.
+        const std::vector<std::byte> reference(static_cast<std::size_t>(players) * input_bytes);
+        std::vector<std::byte> whole;
+        check(expand_relay_inputs(*r, shape, reference, whole) && whole.size() == r->input_ticks * reference.size());
       }
       break;
     case MessageType::bye: (void)read_bye(datagram); break;

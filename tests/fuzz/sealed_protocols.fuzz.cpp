@@ -88,10 +88,18 @@ void write_structured(std::vector<std::byte>& out, MessageType type, std::uint8_
       r.first_tick = 1 + in.small();
       r.input_ack = r.first_tick - 1 + in.small() % 4;
       r.hash_ack = r.first_tick - 1 + in.small() % 4;
-      r.own_slot_omitted = true;
-      std::vector<std::byte> relayed(inputs.size() * (k_players - 1));
-      for (std::byte& b : relayed) b = static_cast<std::byte>(in.u8() % 3);
+      // Whole ticks, coded as each one's changes from the one before (the first's from zeros).
+      const std::size_t stride = static_cast<std::size_t>(k_players) * k_input_bytes;
+      std::vector<std::byte> ticks(stride + inputs.size() * k_players);
+      for (std::size_t i = stride; i < ticks.size(); ++i) ticks[i] = static_cast<std::byte>(in.u8() % 3);
+      std::vector<std::byte> relayed;
+      for (std::size_t at = stride; at < ticks.size(); at += stride) {
+        write_tick_changes(relayed, std::span(ticks).subspan(at - stride, stride), std::span(ticks).subspan(at, stride), k_players,
+                           k_input_bytes);
+      }
       r.inputs = relayed;
+      r.input_ticks = static_cast<std::uint32_t>(ticks.size() / stride - 1);
+      r.after_previous = in.u8() % 2 == 1;
       if (in.u8() % 2 == 1) {
         r.slots_version = 1 + in.small() % 4;
         for (std::uint32_t p = 0; p < k_players; ++p) {

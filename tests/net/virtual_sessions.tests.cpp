@@ -391,8 +391,8 @@ TEST_CASE("before the cookie returns, no answer is larger than the datagram that
   std::size_t shorts = 0;
   for (std::size_t n = 4; n <= hello.size(); ++n) {
     std::vector<std::byte> other(hello.begin(), hello.begin() + static_cast<long>(n));
-    other[2] = std::byte{10};  // protocol version 10
-    INFO(n << " bytes of a hello of version 10");
+    other[2] = std::byte{net::k_protocol_version + 1};  // the next protocol version
+    INFO(n << " bytes of a hello of the next version");
     const std::vector<std::vector<std::byte>> answers = answers_to(other);
     CHECK(answers.size() == (n >= refusal.size() ? 1u : 0u));
     for (const std::vector<std::byte>& answer : answers) {

@@ -55,14 +55,21 @@ Update sample_update() {
   return u;
 }
 
+/// Two ticks of 4 players' 2-byte inputs, and the tick before them.
+const std::vector<std::byte> k_before = bytes({9, 8, 7, 6, 5, 4, 3, 2});
+const std::vector<std::byte> k_two_ticks = bytes({9, 8, 0, 0, 5, 4, 3, 2, /**/ 9, 8, 0, 1, 5, 4, 1, 1});
+
 Relay sample_relay(std::vector<std::byte>& storage) {
-  storage = bytes({9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2});  // 2 ticks × 3 players × 2 bytes
+  storage.clear();
+  write_tick_changes(storage, k_before, std::span(k_two_ticks).first(8), 4, 2);
+  write_tick_changes(storage, std::span(k_two_ticks).first(8), std::span(k_two_ticks).subspan(8), 4, 2);
   Relay r;
   r.first_tick = 500;
   r.input_ack = 503;
   r.hash_ack = 497;
   r.inputs = storage;
-  r.own_slot_omitted = true;
+  r.input_ticks = 2;
+  r.after_previous = true;
   r.slots_version = 4;
   r.slots[0] = {SlotState::active, 0, 0};
   r.slots[1] = {SlotState::active, 0, 600};  // joined late: plays from tick 600
@@ -294,8 +301,11 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     CHECK(back->first_tick == 500);
     CHECK(back->input_ack == 503);
     CHECK(back->hash_ack == 497);
-    CHECK(back->inputs.size() == 12);
-    CHECK(back->own_slot_omitted);
+    CHECK(back->input_ticks == 2);
+    CHECK(back->after_previous);
+    std::vector<std::byte> whole;
+    REQUIRE(expand_relay_inputs(*back, {4, 2}, k_before, whole));
+    CHECK(whole == k_two_ticks);
     REQUIRE(back->slots_version == std::optional<std::uint64_t>(4));
     CHECK(back->slots[2].state == SlotState::gone);
     CHECK(back->slots[2].neutral_from_tick == 480);
@@ -360,12 +370,90 @@ TEST_CASE("a running session's datagrams are small", "[net][wire][size]") {
   r.first_tick = 12'001;
   r.input_ack = 12'003;
   r.hash_ack = 11'999;
-  const std::vector<std::byte> others = bytes({1, 0, 2, 0, 3, 0});
-  r.inputs = others;
-  r.own_slot_omitted = true;
+  // One player of the four changed its input since the tick before.
+  std::vector<std::byte> changes;
+  write_tick_changes(changes, bytes({1, 0, 2, 0, 3, 0, 4, 0}), bytes({1, 0, 2, 0, 3, 1, 4, 0}), 4, 2);
+  r.inputs = changes;
+  r.input_ticks = 1;
+  r.after_previous = true;
   r.running = true;
   write_relay(out, {MessageType::relay, 3, 1}, r, {4, 2});
-  CHECK(out.size() + k_packet_tag_bytes <= 36);
+  CHECK(out.size() + k_packet_tag_bytes == 30);  // net/PROTOCOL.md's example
+}
+
+TEST_CASE("a relay's inputs are each tick's changes from the tick before: a held input costs nothing, and any "
+          "change comes back whole",
+          "[net][wire][size]") {
+  SECTION("what a tick costs") {
+    const auto cost = [](std::uint32_t players, std::uint32_t changed) {
+      std::vector<std::byte> before(players * 2, std::byte{0});
+      std::vector<std::byte> tick = before;
+      for (std::uint32_t p = 0; p < changed; ++p) tick[p * 2 + 1] = std::byte{1};
+      std::vector<std::byte> out;
+      write_tick_changes(out, before, tick, players, 2);
+      return out.size();
+    };
+    CHECK(cost(8, 0) == 1);                 // the count, 0
+    CHECK(cost(8, 1) == 1 + 1 + 2);         // the count, the slot, the input
+    CHECK(cost(256, 0) == 1);
+    CHECK(cost(256, 3) == 1 + 3 * (1 + 2));
+    CHECK(cost(256, 256) == 2 + 32 + 512);  // a bitmap: shorter than 256 slot numbers
+  }
+  SECTION("any pattern of changes comes back whole, against the tick before or the neutral inputs") {
+    std::uint64_t seed = 0x5EED;
+    const auto next = [&] {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      return static_cast<std::uint32_t>(seed >> 33);
+    };
+    for (int round = 0; round < 300; ++round) {
+      const std::uint32_t players = 1 + next() % 256;
+      const std::uint32_t input_bytes = 1 + next() % 4;
+      const std::uint32_t ticks = 1 + next() % k_max_ticks_per_datagram;
+      const std::uint32_t change_in = 1 + next() % 8;  // each input changes with chance 1 / change_in
+      std::vector<std::byte> all(static_cast<std::size_t>(ticks + 1) * players * input_bytes);
+      const std::size_t stride = static_cast<std::size_t>(players) * input_bytes;
+      for (std::size_t i = 0; i < stride; ++i) all[i] = static_cast<std::byte>(next());
+      for (std::size_t i = stride; i < all.size(); ++i) {
+        all[i] = next() % change_in == 0 ? static_cast<std::byte>(next()) : all[i - stride];
+      }
+      std::vector<std::byte> coded;
+      for (std::uint32_t t = 1; t <= ticks; ++t) {
+        write_tick_changes(coded, std::span(all).subspan((t - 1) * stride, stride), std::span(all).subspan(t * stride, stride),
+                           players, input_bytes);
+      }
+      Relay r;
+      r.first_tick = 1;
+      r.inputs = coded;
+      r.input_ticks = ticks;
+      r.after_previous = true;
+      std::vector<std::byte> out;
+      write_relay(out, k_header, r, {players, input_bytes});
+      const Decoded<Relay> back = read_relay(out, {players, input_bytes});
+      REQUIRE(back.ok());
+      std::vector<std::byte> whole;
+      REQUIRE(expand_relay_inputs(*back, {players, input_bytes}, std::span(all).first(stride), whole));
+      CHECK(std::ranges::equal(whole, std::span(all).subspan(stride)));
+      CHECK_FALSE(expand_relay_inputs(*back, {players, input_bytes}, std::span(all).first(stride - 1), whole));
+    }
+  }
+  SECTION("a slot past the players, out of order, a bitmap bit past them, or a count past them is malformed") {
+    const auto relay_of = [](std::vector<std::byte> changes) {
+      Relay r;
+      r.first_tick = 7;
+      r.inputs = changes;
+      r.input_ticks = 1;
+      std::vector<std::byte> out;
+      write_relay(out, k_header, r, {3, 1});
+      return read_relay(out, {3, 1});
+    };
+    CHECK(relay_of(bytes({1, 2, 0x41})).ok());               // slot 2 changed
+    CHECK_FALSE(relay_of(bytes({1, 3, 0x41})).ok());         // slot 3 of 3
+    CHECK_FALSE(relay_of(bytes({2, 2, 0x41, 0, 0x42})).ok()); // slot 2, then 3
+    CHECK(relay_of(bytes({4, 0x05, 0x41, 0x42})).ok());      // a bitmap: slots 0 and 2
+    CHECK_FALSE(relay_of(bytes({4, 0x09, 0x41, 0x42})).ok()); // a bitmap with slot 3
+    CHECK_FALSE(relay_of(bytes({5})).ok());                   // neither a count nor a bitmap
+    CHECK_FALSE(relay_of(bytes({1, 0})).ok());                // an input cut short
+  }
 }
 
 TEST_CASE("the header names what is wrong with a datagram", "[net][wire][hostile]") {
@@ -452,8 +540,9 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
     // A relay with a tick count of 0, and of 33.
     Relay r;
     r.first_tick = 5;
-    std::vector<std::byte> one = bytes({1, 2, 3, 4});
+    std::vector<std::byte> one = bytes({0});  // no changes
     r.inputs = one;
+    r.input_ticks = 1;
     write_relay(bad, k_header, r, {2, 2});
     const std::size_t count_at = bad.size() - one.size() - 1;
     bad[count_at] = std::byte{0};

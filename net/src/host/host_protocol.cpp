@@ -44,6 +44,9 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
   set_resyncs(config_.resync);
   if (!config_.relay) set_slot_status(0, {SlotState::active, 0, 0});  // the host's own: no announcement
   for (std::uint32_t p = 0; p < config_.players; ++p) decided_[p] = {static_cast<std::uint8_t>(p), 0, 0, 0};
+  for (std::uint32_t p = 0; p < config_.players; ++p) {
+    neutral_tick_.insert(neutral_tick_.end(), config_.neutral_input.begin(), config_.neutral_input.end());
+  }
   relay_scratch_.reserve(k_max_datagram_bytes);
   scratch_.reserve(k_max_datagram_bytes);
   connections_.reserve(config_.players + k_max_spectators);
@@ -262,8 +265,9 @@ void HostProtocol::on_stepped(std::uint64_t tick, std::uint64_t hash) {
 }
 
 void HostProtocol::forget_through(std::uint64_t tick) {
-  // What a joiner still lacks is kept, unless it lacks more than a window: it is too far behind to
-  // be served, and is dropped (told so) rather than let the log grow without bound.
+  // What a joiner still lacks is kept, and the tick before (its relays are coded against it),
+  // unless it lacks more than a window: it is too far behind to be served, and is dropped (told
+  // so) rather than let the log grow without bound.
   std::uint64_t keep_after = tick;
   for (Connection& c : connections_) {
     if (c.is_gone() || c.in<phase::AwaitingState>() || c.relay_ack >= tick) continue;
@@ -271,7 +275,7 @@ void HostProtocol::forget_through(std::uint64_t tick) {
       depart(c, Departure::dropped);
       continue;
     }
-    keep_after = std::min(keep_after, c.relay_ack);
+    keep_after = std::min(keep_after, c.relay_ack == 0 ? 0 : c.relay_ack - 1);
   }
   // Nor the ticks after the state being sent: its joiners are relayed them next.
   if (state_sender_.has_state()) keep_after = std::min(keep_after, state_sender_.state().tick);
@@ -296,29 +300,43 @@ void HostProtocol::send_to_all(Instant now) {
   }
 }
 
+std::span<const std::byte> HostProtocol::tick_changes(std::uint64_t tick) {
+  TickChanges& entry = tick_changes_[static_cast<std::size_t>(tick % tick_changes_.size())];
+  if (entry.tick != tick) {
+    entry.tick = tick;
+    entry.bytes.clear();
+    write_tick_changes(entry.bytes, tick == 1 ? std::span<const std::byte>(neutral_tick_) : ticks().inputs_of(tick - 1),
+                       ticks().inputs_of(tick), config_.players, config_.input_bytes);
+  }
+  return entry.bytes;
+}
+
 void HostProtocol::send_relay(Connection& c, Instant now) {
   Relay m;
-  // A player knows its own inputs; only a lone player gets them back, so that a relay always has
-  // bytes to count its ticks by, one that joined under way, whose slot's inputs before it plays
-  // may be a previous holder's, and one whose inputs the host decided in the ticks it lacks.
-  const bool omit = c.is_player() && config_.players > 1 && !c.joined_late && decided_[c.slot].last_tick <= c.relay_ack;
-  const std::size_t stride = (config_.players - (omit ? 1 : 0)) * config_.input_bytes;
   m.first_tick = c.relay_ack + 1;
+  // The first tick is coded against the one before when the recipient holds that one's inputs
+  // (tick 0's are the neutral ones; a joiner that took the state of tick S holds none of S's) and
+  // the host still does; else against the neutral ones. Every later tick against the one before,
+  // the same bytes for every recipient.
+  const std::uint64_t before = c.relay_ack;
+  m.after_previous = before == 0 || (before >= c.inputs_from && ticks().known(before));
   relay_scratch_.clear();
-  if (stride > 0) {
-    const std::uint64_t fit = std::min<std::uint64_t>(k_max_ticks_per_datagram, (k_max_datagram_bytes - k_relay_overhead) / stride);
-    const std::uint64_t last = std::min(ticks().known_through(), c.relay_ack + fit);
-    for (std::uint64_t t = m.first_tick; t <= last; ++t) {
-      const std::span<const std::byte> inputs = ticks().inputs_of(t);
-      for (std::uint32_t p = 0; p < config_.players; ++p) {
-        if (omit && p == c.slot) continue;
-        const auto at = inputs.begin() + static_cast<long>(p * config_.input_bytes);
-        relay_scratch_.insert(relay_scratch_.end(), at, at + static_cast<std::ptrdiff_t>(config_.input_bytes));
-      }
+  std::size_t room = k_max_datagram_bytes - k_relay_overhead;
+  for (std::uint64_t t = m.first_tick; t <= ticks().known_through() && m.input_ticks < k_max_ticks_per_datagram; ++t) {
+    std::span<const std::byte> changes;
+    if (t == m.first_tick && !m.after_previous) {
+      first_changes_.clear();
+      write_tick_changes(first_changes_, neutral_tick_, ticks().inputs_of(t), config_.players, config_.input_bytes);
+      changes = first_changes_;
+    } else {
+      changes = tick_changes(t);
     }
+    if (changes.size() > room) break;
+    relay_scratch_.insert(relay_scratch_.end(), changes.begin(), changes.end());
+    room -= changes.size();
+    ++m.input_ticks;
   }
   m.inputs = relay_scratch_;
-  m.own_slot_omitted = omit;
   // A spectator has nothing to acknowledge: the offsets are 0, one byte each.
   m.input_ack = c.is_player() ? inputs_.held_through(c.slot) : c.relay_ack;
   m.hash_ack = c.is_player() ? c.hash_through : c.relay_ack;

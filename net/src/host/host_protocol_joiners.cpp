@@ -348,6 +348,7 @@ void HostProtocol::start_transfers(Instant now) {
     }
     c.phase = phase::WelcomedLate{transfer};
     c.relay_ack = state_sender_.state().tick;  // relays carry the ticks after the state
+    c.inputs_from = c.relay_ack + 1;
     c.hash_through = state_sender_.state().tick;
     welcome(c, now);
   }

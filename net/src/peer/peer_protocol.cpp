@@ -245,11 +245,13 @@ void PeerProtocol::handle_welcome(const Header& h, const Welcome& w, Instant now
   reconnect_key_ = w.reconnect_key;
   // A late player's input is neutral until the slot table says from which tick it plays.
   set_own_inputs_from(w.late ? 0 : w.input_delay + 1ull);
-  joined_late_ = w.late;
   own_first_ = w.late ? k_tick_limit : w.input_delay + 1ull;
   own_through_ = own_first_ - 1;
   first_unacked_ = own_first_;
-  tick_scratch_.reserve(ticks().stride());
+  neutral_tick_.clear();
+  for (std::uint32_t p = 0; p < w.players; ++p) {
+    neutral_tick_.insert(neutral_tick_.end(), config_.neutral_input.begin(), config_.neutral_input.end());
+  }
   own_.reserve(static_cast<std::size_t>(k_max_ticks_per_datagram) * w.input_bytes * 4);
   state_ = PeerState::welcomed;
   last_heard_ = now;
@@ -262,10 +264,6 @@ void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now
   const Decoded<Relay> r =
       read_relay(datagram, {parameters().players, parameters().input_bytes, parameters().prediction_window != 0});
   if (!r) return drop(r.drop);
-  // A relay may hold this player's own inputs (some were decided for it); it never lacks one that
-  // only the host knows.
-  const bool omitted = r->own_slot_omitted;
-  if (omitted && !own_slot_omitted()) return drop(DropReason::malformed);
   if (!start_time() && (r->running || !r->inputs.empty())) {  // the start was lost, but the session runs
     set_start_time(now);
     state_ = PeerState::running;
@@ -275,13 +273,7 @@ void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now
     lead_ = r->lead;
   }
   take_slots(*r);  // first: it may say from which tick this player plays
-  const std::size_t stride = (parameters().players - (omitted ? 1 : 0)) * parameters().input_bytes;
-  const std::size_t count = stride == 0 ? 0 : r->inputs.size() / stride;
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t tick = r->first_tick + i;
-    if (tick != ticks().known_through() + 1 || tick > parameters().end_tick) continue;
-    if (!take_tick(tick, r->inputs.subspan(i * stride, stride), omitted)) break;
-  }
+  take_ticks(*r);
   take_acks(*r);
   inputs_decided_ = std::max(inputs_decided_, r->inputs_decided);
   if (r->desync_tick != 0) {
@@ -334,26 +326,23 @@ void PeerProtocol::handle_state(std::span<const std::byte> datagram) {
   mark_urgent();  // acknowledge soon, even a repeat: the host has not seen our acknowledgement
 }
 
-bool PeerProtocol::take_tick(std::uint64_t tick, std::span<const std::byte> others, bool omitted) {
-  const std::uint32_t bytes = parameters().input_bytes;
-  tick_scratch_.clear();
-  std::size_t at = 0;
-  for (std::uint32_t p = 0; p < parameters().players; ++p) {
-    if (p != parameters().slot || !omitted) {
-      tick_scratch_.insert(tick_scratch_.end(), others.begin() + static_cast<long>(at), others.begin() + static_cast<long>(at + bytes));
-      at += bytes;
-    } else if (tick < own_first_) {  // ticks 1 … D
-      tick_scratch_.insert(tick_scratch_.end(), config_.neutral_input.begin(), config_.neutral_input.end());
-    } else if (tick <= own_through_ && tick - own_first_ < own_.size() / bytes) {
-      const auto from = own_.begin() + static_cast<long>((tick - own_first_) * bytes);
-      tick_scratch_.insert(tick_scratch_.end(), from, from + static_cast<std::ptrdiff_t>(bytes));
-    } else {
-      drop(DropReason::malformed);  // the host relayed a tick of ours we never produced
-      return false;
-    }
+void PeerProtocol::take_ticks(const Relay& r) {
+  // Only a relay that reaches past the ticks known is of use; its first tick is coded against
+  // the tick before (when this participant holds that one's inputs: else it waits for the next
+  // relay) or against the neutral inputs.
+  const std::uint64_t last = r.first_tick + r.input_ticks - 1;
+  if (r.input_ticks == 0 || last <= ticks().known_through() || r.first_tick > ticks().known_through() + 1) return;
+  std::span<const std::byte> reference = neutral_tick_;
+  if (r.after_previous && r.first_tick > 1) {
+    if (!ticks().known(r.first_tick - 1)) return;
+    reference = ticks().inputs_of(r.first_tick - 1);
   }
-  append_tick(tick_scratch_);
-  return true;
+  const RelayShape shape{parameters().players, parameters().input_bytes, parameters().prediction_window != 0};
+  if (!expand_relay_inputs(r, shape, reference, relayed_)) return drop(DropReason::malformed);
+  const std::size_t stride = ticks().stride();
+  for (std::uint64_t tick = ticks().known_through() + 1; tick <= last && tick <= parameters().end_tick; ++tick) {
+    append_tick(std::span<const std::byte>(relayed_).subspan(static_cast<std::size_t>(tick - r.first_tick) * stride, stride));
+  }
 }
 
 void PeerProtocol::take_acks(const Relay& r) {

@@ -44,19 +44,17 @@ void write_update(std::vector<std::byte>& out, const Header& h, const Update& m,
 
 void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, const RelayShape& shape) {
   const std::uint32_t players = shape.players;
-  const std::uint32_t input_bytes = shape.input_bytes;
   ByteWriter w = start_datagram(out, h, MessageType::relay);
-  const bool inputs = !m.inputs.empty();
+  const bool inputs = m.input_ticks > 0;
   w.u8(static_cast<std::uint8_t>((m.timing ? k_has_timing : 0) | (inputs ? k_has_inputs : 0) |
                                  (m.slots_version ? k_has_slots : 0) | (m.desync_tick != 0 ? k_has_desync : 0) |
-                                 (m.own_slot_omitted ? k_omits_own : 0) | (m.running ? k_running : 0) |
+                                 (inputs && m.after_previous ? k_after_previous : 0) | (m.running ? k_running : 0) |
                                  (m.resync ? k_has_resync : 0) | (m.inputs_decided != 0 ? k_has_decided : 0)));
   varint(w, m.first_tick);
   offset(w, m.input_ack, m.first_tick);
   offset(w, m.hash_ack, m.first_tick);
   if (inputs) {
-    const std::uint32_t stride = (players - (m.own_slot_omitted ? 1 : 0)) * input_bytes;
-    w.u8(static_cast<std::uint8_t>(m.inputs.size() / stride));
+    w.u8(static_cast<std::uint8_t>(m.input_ticks));
     w.bytes(m.inputs);
   }
   if (m.slots_version) {
@@ -138,16 +136,22 @@ Decoded<Relay> read_relay(std::span<const std::byte> d, const RelayShape& shape)
   Relay m;
   const std::uint8_t flags = r.u8();
   if ((flags & ~k_relay_flags) != 0) r.fail();
-  m.own_slot_omitted = (flags & k_omits_own) != 0;
+  m.after_previous = (flags & k_after_previous) != 0;
   m.running = (flags & k_running) != 0;
   m.first_tick = r.tick();
   m.input_ack = r.tick(m.first_tick);
   m.hash_ack = r.tick(m.first_tick);
   if ((flags & k_has_inputs) != 0) {
-    const std::uint32_t count = read_count(r);
-    const std::uint32_t stride = (players - (m.own_slot_omitted ? 1 : 0)) * input_bytes;
-    if (stride == 0 || m.first_tick == 0) r.fail();
-    else m.inputs = r.bytes(static_cast<std::size_t>(count) * stride);
+    m.input_ticks = read_count(r);
+    if (players == 0 || input_bytes == 0 || m.first_tick == 0) r.fail();
+    // Read through to find where they end, checking every tick's changes on the way.
+    const std::span<const std::byte> from_here = r.peek_rest();
+    for (std::uint32_t t = 0; t < m.input_ticks && r.ok(); ++t) {
+      read_tick_changes(r, players, input_bytes, [](std::uint32_t, std::span<const std::byte>) {});
+    }
+    if (r.ok()) m.inputs = from_here.first(from_here.size() - r.remaining());
+  } else if ((flags & k_after_previous) != 0) {
+    r.fail();  // nothing coded against anything
   }
   if ((flags & k_has_slots) != 0) {
     m.slots_version = r.varint();

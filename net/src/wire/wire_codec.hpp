@@ -21,7 +21,7 @@ inline constexpr std::uint8_t k_has_inputs = 1u << 1;
 inline constexpr std::uint8_t k_has_hashes = 1u << 2;  // updates
 inline constexpr std::uint8_t k_has_slots = 1u << 2;   // relays
 inline constexpr std::uint8_t k_has_desync = 1u << 3;  // relays
-inline constexpr std::uint8_t k_omits_own = 1u << 4;   // relays
+inline constexpr std::uint8_t k_after_previous = 1u << 4;  // relays: inputs coded against the tick before
 inline constexpr std::uint8_t k_running = 1u << 5;     // relays
 inline constexpr std::uint8_t k_has_resync = 1u << 6;  // relays
 inline constexpr std::uint8_t k_has_decided = 1u << 7;  // relays
@@ -29,7 +29,7 @@ inline constexpr std::uint8_t k_has_state = 1u << 3;   // updates
 inline constexpr std::uint8_t k_has_path_response = 1u << 4;  // updates
 inline constexpr std::uint8_t k_update_flags = k_has_timing | k_has_inputs | k_has_hashes | k_has_state | k_has_path_response;
 inline constexpr std::uint8_t k_relay_flags =
-    k_has_timing | k_has_inputs | k_has_slots | k_has_desync | k_omits_own | k_running | k_has_resync | k_has_decided;
+    k_has_timing | k_has_inputs | k_has_slots | k_has_desync | k_after_previous | k_running | k_has_resync | k_has_decided;
 // Welcome flags.
 inline constexpr std::uint8_t k_late = 1u << 0;
 inline constexpr std::uint8_t k_resync = 1u << 1;
@@ -65,6 +65,9 @@ class WireReader {
   /// After the header (of whichever layout the first byte says), or from `from`.
   explicit WireReader(std::span<const std::byte> datagram, std::size_t from = 0)
       : r_(span_from(datagram, from != 0 ? from : header_size(datagram))) {}
+  /// Over `bytes` as they are: a part of a message, already cut out.
+  struct Part {};
+  WireReader(Part /*unused*/, std::span<const std::byte> bytes) : r_(bytes) {}
 
   std::uint8_t u8() { return r_.u8(); }
   std::uint16_t u16() { return r_.u16(); }
@@ -73,6 +76,14 @@ class WireReader {
   std::span<const std::byte> bytes(std::size_t n) { return r_.bytes(n); }
   /// Everything left in the datagram.
   std::span<const std::byte> rest() { return r_.bytes(r_.remaining()); }
+  /// Everything left, not read.
+  [[nodiscard]] std::span<const std::byte> peek_rest() const {
+    ByteReader copy = r_;
+    return copy.bytes(copy.remaining());
+  }
+  [[nodiscard]] std::size_t remaining() const { return r_.remaining(); }
+  /// No field so far out of bounds or past the end.
+  [[nodiscard]] bool ok() const { return !bad_ && r_.ok(); }
   std::string text(std::size_t max) { return r_.text(max); }
 
   std::uint64_t varint() {
@@ -161,6 +172,35 @@ inline void copy_into(std::array<std::byte, N>& to, std::span<const std::byte> f
 }
 
 /// A count of ticks in a datagram: 1 to k_max_ticks_per_datagram, or 0 (and the reader failed).
+/// Reads one tick's inputs as changes from the tick before (write_tick_changes): calls
+/// `changed(slot, input)` for each changed slot, in slot order. Fails the reader on a slot out of
+/// order or past `players`, or a bitmap bit past it.
+template <class Changed>
+void read_tick_changes(WireReader& r, std::uint32_t players, std::uint32_t input_bytes, Changed&& changed) {
+  const std::uint64_t n = r.varint();
+  if (n <= players) {
+    std::uint64_t slot = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      slot += r.varint();
+      const std::span<const std::byte> input = r.bytes(input_bytes);
+      if (slot >= players || input.size() != input_bytes) return r.fail();
+      changed(static_cast<std::uint32_t>(slot), input);
+      ++slot;
+    }
+  } else if (n == players + 1ull) {
+    const std::span<const std::byte> bitmap = r.bytes((players + 7) / 8);
+    if (bitmap.size() != (players + 7) / 8) return r.fail();
+    for (std::uint32_t slot = 0; slot < bitmap.size() * 8; ++slot) {
+      if ((std::to_integer<std::uint8_t>(bitmap[slot / 8]) & (1u << (slot % 8))) == 0) continue;
+      const std::span<const std::byte> input = r.bytes(input_bytes);
+      if (slot >= players || input.size() != input_bytes) return r.fail();
+      changed(slot, input);
+    }
+  } else {
+    r.fail();
+  }
+}
+
 inline std::uint32_t read_count(WireReader& r) {
   const std::uint8_t n = r.u8();
   if (n == 0 || n > k_max_ticks_per_datagram) {

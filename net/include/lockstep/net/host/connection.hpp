@@ -66,8 +66,7 @@ struct Connection {
   std::uint64_t nonce = 0;           ///< its hello's
   std::uint8_t slot = k_no_slot;     ///< k_no_slot: a spectator
   ConnectionPhase phase = phase::Welcomed{};
-  /// It joined under way once: its relays carry its own slot's inputs too (the ticks before it
-  /// plays may hold a previous holder's).
+  /// It joined under way (its welcome says so).
   bool joined_late = false;
   /// An address an opened, newer datagram came from that is not the connection's own: it gets
   /// small sealed path challenges and nothing else, at most k_unproven_factor times the bytes that
@@ -84,6 +83,9 @@ struct Connection {
   Instant last_heard{0};
   Instant last_welcome{0};
   std::uint64_t relay_ack = 0;       ///< relayed ticks it holds
+  /// The first tick whose inputs it holds (0: every tick's, tick 0's being the neutral ones; after
+  /// the state of tick S, S + 1): a relay's first tick is coded against the one before only if so.
+  std::uint64_t inputs_from = 0;
   std::uint64_t slots_acked = 0;     ///< the slot table version it holds
   std::uint64_t hash_through = 0;    ///< its hashes compared so far (contiguous)
   /// Its hashes of ticks the host has yet to step (a peer may be ahead): compared when it does.

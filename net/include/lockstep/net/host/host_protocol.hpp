@@ -171,6 +171,8 @@ class HostProtocol final : public LockstepProtocol {
   void assemble_ticks();
   void send_to_all(Instant now);
   void send_relay(Connection& c, Instant now);
+  /// `tick`'s inputs as their changes from the tick before's (both known).
+  std::span<const std::byte> tick_changes(std::uint64_t tick);
   // State transfer.
   /// Who asks for a state transfer, as its limits count it.
   struct TransferAsk {
@@ -245,6 +247,15 @@ class HostProtocol final : public LockstepProtocol {
   /// By tick (mod its size): when a decided tick was due, to measure how late a player's input for
   /// it came.
   std::array<std::pair<std::uint64_t, Instant>, 256> due_at_{};
+  /// By tick (mod its size): the tick's inputs as their changes from the tick before's, written
+  /// once for every recipient.
+  struct TickChanges {
+    std::uint64_t tick = 0;
+    std::vector<std::byte> bytes;
+  };
+  std::array<TickChanges, 2 * k_max_ticks_per_datagram> tick_changes_{};
+  std::vector<std::byte> neutral_tick_;  ///< every player's neutral input: tick 0's
+  std::vector<std::byte> first_changes_;  ///< a relay's first tick against the neutral inputs
   std::vector<std::byte> relay_scratch_;
   std::vector<std::byte> scratch_;  ///< a received datagram, opened in place
   PathChallengeCounts path_challenges_;

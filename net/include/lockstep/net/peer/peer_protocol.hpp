@@ -79,15 +79,8 @@ class PeerProtocol final : public LockstepProtocol {
   void handle_relay(std::span<const std::byte> datagram, Instant now);
   void handle_state(std::span<const std::byte> datagram);
   void expect_state(const StateOffer& offer);
-  /// Relays leave this player's own slot out (it knows its inputs), except for one that joined
-  /// under way: its slot's inputs before it plays may be a previous holder's, which only the host
-  /// knows. A relay of ticks where the host decided this player's inputs (input tolerance) holds
-  /// them too.
-  [[nodiscard]] bool own_slot_omitted() const {
-    return parameters().slot != k_no_slot && parameters().players > 1 && !joined_late_;
-  }
-  /// Appends `tick`: `inputs` holds every player's input, or every other player's when `omitted`.
-  bool take_tick(std::uint64_t tick, std::span<const std::byte> inputs, bool omitted);
+  /// Appends the relayed ticks past those known.
+  void take_ticks(const Relay& relay);
   void take_acks(const Relay& relay);
   void take_slots(const Relay& relay);
   void handle_clear_refusal(std::span<const std::byte> datagram, Instant now);
@@ -149,10 +142,10 @@ class PeerProtocol final : public LockstepProtocol {
   StateReceiver incoming_;  ///< a late joiner's or a resync's state on its way
   bool resyncing_ = false;  ///< the state on its way (or taken) is a resync's, not a late start's
   std::uint64_t reconnect_key_ = 0;
-  bool joined_late_ = false;
   RttMeter rtt_;
   std::int8_t lead_ = 0;  ///< the host's last estimate of this player's clock lead (prediction)
-  std::vector<std::byte> tick_scratch_;
+  std::vector<std::byte> neutral_tick_;  ///< every player's neutral input: tick 0's
+  std::vector<std::byte> relayed_;       ///< a relay's ticks, whole
 };
 
 }  // namespace lockstep::net

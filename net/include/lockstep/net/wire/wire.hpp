@@ -30,7 +30,7 @@
 namespace lockstep::net {
 
 inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
-inline constexpr std::uint8_t k_protocol_version = 9;
+inline constexpr std::uint8_t k_protocol_version = 10;
 /// The header of a clear message, and of a sealed one.
 inline constexpr std::size_t k_header_bytes = 7;
 inline constexpr std::size_t k_sealed_header_bytes = 4;
@@ -276,10 +276,13 @@ struct Relay {
   std::uint64_t input_ack = 0;        ///< the host holds this peer's inputs up to this tick
   std::uint64_t hash_ack = 0;         ///< … and its hashes up to this tick
   std::uint64_t first_tick = 0;
-  /// count × stride, where the stride is every player's input, or every player's but the
-  /// recipient's own when `own_slot_omitted` (a player knows its own inputs).
+  /// Every player's inputs of `input_ticks` ticks from `first_tick` (1 … k_max_ticks_per_datagram;
+  /// 0: none), each tick coded as its changes from the tick before (write_tick_changes); the first
+  /// tick's from tick first_tick − 1 when `after_previous` (tick 0's inputs are the neutral ones),
+  /// else from every player's neutral input. expand_relay_inputs() gives them whole.
   std::span<const std::byte> inputs;
-  bool own_slot_omitted = false;
+  std::uint32_t input_ticks = 0;
+  bool after_previous = false;
   std::optional<std::uint64_t> slots_version;  ///< present: `slots` and the delay hold that version
   SlotTable slots{};
   /// With the table: the input delay every player produces its inputs with once it has stepped
@@ -356,7 +359,7 @@ struct RelayShape {
   std::uint32_t input_bytes = 0;
   bool predicts = false;          ///< a prediction window: a relay with timing carries the lead
 };
-/// `inputs` holds whole ticks, at most k_max_ticks_per_datagram.
+/// `inputs` holds `input_ticks` ticks' changes, written by write_tick_changes.
 void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, const RelayShape& shape);
 void write_bye(std::vector<std::byte>& out, const Header& h, const Bye& m);
 void write_path(std::vector<std::byte>& out, const Header& h, const PathChallenge& m);
@@ -381,7 +384,17 @@ Decoded<Welcome> read_welcome(std::span<const std::byte> datagram);
 Decoded<Refuse> read_refuse(std::span<const std::byte> datagram);
 Decoded<Start> read_start(std::span<const std::byte> datagram);
 Decoded<Update> read_update(std::span<const std::byte> datagram, std::uint32_t input_bytes);
+/// Checks every tick's changes too, so that expand_relay_inputs() cannot fail on a relay it accepted.
 Decoded<Relay> read_relay(std::span<const std::byte> datagram, const RelayShape& shape);
+/// Appends `tick`'s inputs (every player's) as their changes from `before` (every player's of the
+/// tick before): the changed slots as a list, or as a bitmap when that is shorter, each followed by
+/// its input. A tick like the one before costs one byte.
+void write_tick_changes(std::vector<std::byte>& out, std::span<const std::byte> before, std::span<const std::byte> tick,
+                        std::uint32_t players, std::uint32_t input_bytes);
+/// A relay's inputs whole: `input_ticks` × every player's input into `out`, from `reference` (every
+/// player's inputs the first tick is coded against). False when `reference` is not a tick's size.
+bool expand_relay_inputs(const Relay& m, const RelayShape& shape, std::span<const std::byte> reference,
+                         std::vector<std::byte>& out);
 Decoded<Bye> read_bye(std::span<const std::byte> datagram);
 Decoded<PathChallenge> read_path(std::span<const std::byte> datagram);
 /// Checks the bounds and the checksum; whether the piece fits the transfer is the joiner's to say.
