@@ -103,9 +103,12 @@ void write_structured(std::vector<std::byte>& out, MessageType type, std::uint8_
       if (in.u8() % 2 == 1) {
         r.slots_version = 1 + in.small() % 4;
         for (std::uint32_t p = 0; p < k_players; ++p) {
-          r.slots[p].state = static_cast<SlotState>(in.u8() % 4);
-          r.slots[p].neutral_from_tick = r.slots[p].state == SlotState::gone ? 1 + in.small() : 0;
-          r.slots[p].plays_from_tick = r.slots[p].state == SlotState::active ? in.small() : 0;
+          if (in.u8() % 2 == 0) continue;  // unchanged
+          SlotChange& change = r.slot_changes[r.slot_change_count++];
+          change.slot = static_cast<std::uint8_t>(p);
+          change.status.state = static_cast<SlotState>(in.u8() % 4);
+          change.status.neutral_from_tick = change.status.state == SlotState::gone ? 1 + in.small() : 0;
+          change.status.plays_from_tick = change.status.state == SlotState::active ? in.small() : 0;
         }
         r.input_delay = static_cast<std::uint8_t>(in.u8() % 8);
         r.delay_from_tick = 1 + in.small();

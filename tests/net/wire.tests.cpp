@@ -71,10 +71,10 @@ Relay sample_relay(std::vector<std::byte>& storage) {
   r.input_ticks = 2;
   r.after_previous = true;
   r.slots_version = 4;
-  r.slots[0] = {SlotState::active, 0, 0};
-  r.slots[1] = {SlotState::active, 0, 600};  // joined late: plays from tick 600
-  r.slots[2] = {SlotState::gone, 480, 0};
-  r.slots[3] = {SlotState::interrupted, 0, 0};
+  r.slot_changes[0] = {1, {SlotState::active, 0, 600}};  // joined late: plays from tick 600
+  r.slot_changes[1] = {2, {SlotState::gone, 480, 0}};
+  r.slot_changes[2] = {3, {SlotState::interrupted, 0, 0}};
+  r.slot_change_count = 3;
   r.resync = StateOffer{450, 56'073, 0xABCD};
   r.input_delay = 9;
   r.delay_from_tick = 530;
@@ -307,15 +307,13 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     REQUIRE(expand_relay_inputs(*back, {4, 2}, k_before, whole));
     CHECK(whole == k_two_ticks);
     REQUIRE(back->slots_version == std::optional<std::uint64_t>(4));
-    CHECK(back->slots[2].state == SlotState::gone);
-    CHECK(back->slots[2].neutral_from_tick == 480);
-    CHECK(back->slots[3].state == SlotState::interrupted);
+    REQUIRE(back->slot_change_count == 3);
+    CHECK(std::equal(r.slot_changes.begin(), r.slot_changes.begin() + 3, back->slot_changes.begin()));
     CHECK(back->input_delay == 9);
     CHECK(back->delay_from_tick == 530);
     CHECK(back->desync_tick == 499);
     CHECK(back->running);
     CHECK_FALSE(back->timing.has_value());
-    CHECK(back->slots[1].plays_from_tick == 600);
     REQUIRE(back->resync.has_value());
     CHECK(*back->resync == StateOffer{450, 56'073, 0xABCD});
     CHECK(back->inputs_decided == 1'234);
@@ -561,6 +559,31 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
     bad[delay_at] = std::byte{k_max_input_delay};
     bad[delay_at + 1] = std::byte{0};
     CHECK(read_relay(bad, {2, 2}).drop == DropReason::malformed);
+    // Slot changes: a slot past the players (by its own number, or after the one before), or more
+    // changes than a relay carries.
+    table.slot_changes[0] = {1, {SlotState::gone, 7, 0}};
+    table.slot_change_count = 1;
+    write_relay(bad, k_header, table, {2, 2});
+    REQUIRE(read_relay(bad, {2, 2}).ok());
+    CHECK(read_relay(bad, {1, 2}).drop == DropReason::malformed);
+    table.slot_changes[0] = {0, {SlotState::waiting, 0, 0}};
+    table.slot_changes[1] = {1, {SlotState::waiting, 0, 0}};
+    table.slot_changes[2] = {2, {SlotState::waiting, 0, 0}};
+    table.slot_change_count = 3;
+    write_relay(bad, k_header, table, {3, 2});
+    CHECK(read_relay(bad, {3, 2}).ok());
+    CHECK(read_relay(bad, {2, 2}).drop == DropReason::malformed);  // slot 2 of 2, and 3 changes of 2 slots
+    Relay many;
+    many.slots_version = 9;
+    many.slot_change_count = k_max_slot_changes_per_relay;
+    for (std::uint32_t i = 0; i < many.slot_change_count; ++i) many.slot_changes[i].slot = static_cast<std::uint8_t>(i);
+    write_relay(bad, k_header, many, {64, 2});
+    CHECK(read_relay(bad, {64, 2}).ok());
+    const std::size_t changes_at = k_sealed_header_bytes + 1 + 3 + 1;  // flags, first tick and acks, version
+    REQUIRE(std::to_integer<std::uint32_t>(bad[changes_at]) == k_max_slot_changes_per_relay);
+    bad[changes_at] = std::byte{k_max_slot_changes_per_relay + 1};
+    bad.insert(bad.end() - 2, {std::byte{0}, std::byte{0}});  // a 33rd change: slot 32, waiting
+    CHECK(read_relay(bad, {64, 2}).drop == DropReason::malformed);
   }
   SECTION("a welcome out of bounds") {
     Welcome w;

@@ -12,9 +12,12 @@ using std::chrono::milliseconds;
 
 constexpr Duration k_waiting_send_every = milliseconds(100);
 constexpr Duration k_start_send_every = milliseconds(50);
-/// Room a relay keeps for everything but its inputs: header, flags, acks, a full slot table,
-/// desync tick and timing.
-constexpr std::size_t k_relay_overhead = 160;
+/// Room a relay keeps for everything but its inputs and slot changes: header, flags, acks, desync
+/// tick, resync offer, decided count, timing and lead; and for the slot changes' version, count and
+/// delay, and for each change.
+constexpr std::size_t k_relay_overhead = 100;
+constexpr std::size_t k_slot_changes_overhead = 16;
+constexpr std::size_t k_slot_change_bytes = 9;
 /// A candidate address that has not answered its challenge in this long is forgotten (a later
 /// datagram from there makes it one again, its byte counts from nothing).
 constexpr Duration k_candidate_for = std::chrono::seconds(3);
@@ -42,7 +45,10 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
   start_delay(config_.input_delay);
   set_own_inputs_from(config_.relay ? 0 : config_.input_delay + 1ull);
   set_resyncs(config_.resync);
-  if (!config_.relay) set_slot_status(0, {SlotState::active, 0, 0});  // the host's own: no announcement
+  if (!config_.relay) {
+    set_slot_status(0, {SlotState::active, 0, 0});  // the host's own: no announcement
+    slot_changed_at_[0] = slots_version_;            // the first table
+  }
   for (std::uint32_t p = 0; p < config_.players; ++p) decided_[p] = {static_cast<std::uint8_t>(p), 0, 0, 0};
   for (std::uint32_t p = 0; p < config_.players; ++p) {
     neutral_tick_.insert(neutral_tick_.end(), config_.neutral_input.begin(), config_.neutral_input.end());
@@ -300,6 +306,26 @@ void HostProtocol::send_to_all(Instant now) {
   }
 }
 
+void HostProtocol::take_slot_changes(const Connection& c, Relay& m) {
+  // The slots changed since the version it holds, the earliest changes first, as many as a relay
+  // carries: it holds the version of the last one then (every version changes one slot at most),
+  // or the latest when all are in.
+  changed_slots_.clear();
+  for (std::uint32_t p = 0; p < config_.players; ++p) {
+    if (slot_changed_at_[p] > c.slots_acked) changed_slots_.push_back(static_cast<std::uint8_t>(p));
+  }
+  m.slots_version = slots_version_;
+  if (changed_slots_.size() > k_max_slot_changes_per_relay) {
+    std::ranges::sort(changed_slots_, {}, [&](std::uint8_t slot) { return slot_changed_at_[slot]; });
+    changed_slots_.resize(k_max_slot_changes_per_relay);
+    m.slots_version = slot_changed_at_[changed_slots_.back()];
+    std::ranges::sort(changed_slots_);
+  }
+  for (const std::uint8_t slot : changed_slots_) m.slot_changes[m.slot_change_count++] = {slot, slots()[slot]};
+  m.input_delay = static_cast<std::uint8_t>(announced_delay());
+  m.delay_from_tick = announced_delay_from();
+}
+
 std::span<const std::byte> HostProtocol::tick_changes(std::uint64_t tick) {
   TickChanges& entry = tick_changes_[static_cast<std::size_t>(tick % tick_changes_.size())];
   if (entry.tick != tick) {
@@ -320,8 +346,10 @@ void HostProtocol::send_relay(Connection& c, Instant now) {
   // the same bytes for every recipient.
   const std::uint64_t before = c.relay_ack;
   m.after_previous = before == 0 || (before >= c.inputs_from && ticks().known(before));
+  if (c.slots_acked < slots_version_) take_slot_changes(c, m);
   relay_scratch_.clear();
-  std::size_t room = k_max_datagram_bytes - k_relay_overhead;
+  std::size_t room = k_max_datagram_bytes - k_relay_overhead -
+                     (m.slots_version ? k_slot_changes_overhead + m.slot_change_count * k_slot_change_bytes : 0);
   for (std::uint64_t t = m.first_tick; t <= ticks().known_through() && m.input_ticks < k_max_ticks_per_datagram; ++t) {
     std::span<const std::byte> changes;
     if (t == m.first_tick && !m.after_previous) {
@@ -340,12 +368,6 @@ void HostProtocol::send_relay(Connection& c, Instant now) {
   // A spectator has nothing to acknowledge: the offsets are 0, one byte each.
   m.input_ack = c.is_player() ? inputs_.held_through(c.slot) : c.relay_ack;
   m.hash_ack = c.is_player() ? c.hash_through : c.relay_ack;
-  if (c.slots_acked < slots_version_) {
-    m.slots_version = slots_version_;
-    m.slots = slots();
-    m.input_delay = static_cast<std::uint8_t>(announced_delay());
-    m.delay_from_tick = announced_delay_from();
-  }
   m.desync_tick = desync_tick();
   if (c.is_player()) m.inputs_decided = decided_[c.slot].inputs;
   if (StateTransfer* t = c.transfer(); t != nullptr && t->resync && state_sender_.has_state()) {

@@ -463,7 +463,8 @@ bool HostProtocol::blocked_too_long(const Connection& c, Instant now) const {
 }
 
 void HostProtocol::set_slot(std::uint8_t slot, SlotStatus status) {
-  if (set_slot_status(slot, status)) ++slots_version_;  // relays carry the table until acknowledged
+  // Relays carry the change until it is acknowledged.
+  if (set_slot_status(slot, status)) slot_changed_at_[slot] = ++slots_version_;
 }
 
 }  // namespace lockstep::net

@@ -362,11 +362,10 @@ void PeerProtocol::take_acks(const Relay& r) {
 
 void PeerProtocol::take_slots(const Relay& r) {
   if (!r.slots_version || *r.slots_version <= slots_version_) return;
-  for (std::uint32_t p = 0; p < parameters().players; ++p) {
-    const SlotStatus& now = r.slots[p];
-    const SlotStatus& before = slots()[p];
-    if (now.state == before.state) continue;
-    const auto slot = static_cast<std::uint8_t>(p);
+  for (std::uint32_t i = 0; i < r.slot_change_count; ++i) {
+    const auto [slot, now] = r.slot_changes[i];
+    const SlotStatus before = slots()[slot];
+    if (!set_slot_status(slot, now) || now.state == before.state) continue;
     if (now.state == SlotState::interrupted) emit(event::Interrupted{slot});
     if (now.state == SlotState::gone) emit(event::Gone{slot, now.neutral_from_tick, false});
     if (now.state == SlotState::active && before.state == SlotState::interrupted) emit(event::Resumed{slot});
@@ -374,7 +373,6 @@ void PeerProtocol::take_slots(const Relay& r) {
       emit(event::PlayerJoined{slot, now.plays_from_tick});
     }
   }
-  set_slots(r.slots);
   slots_version_ = *r.slots_version;
   const std::uint8_t own = parameters().slot;
   if (own != k_no_slot && own_inputs_from() == 0 && slots()[own].state == SlotState::active &&

@@ -43,7 +43,6 @@ void write_update(std::vector<std::byte>& out, const Header& h, const Update& m,
 }
 
 void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, const RelayShape& shape) {
-  const std::uint32_t players = shape.players;
   ByteWriter w = start_datagram(out, h, MessageType::relay);
   const bool inputs = m.input_ticks > 0;
   w.u8(static_cast<std::uint8_t>((m.timing ? k_has_timing : 0) | (inputs ? k_has_inputs : 0) |
@@ -59,11 +58,16 @@ void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, c
   }
   if (m.slots_version) {
     varint(w, *m.slots_version);
-    for (std::uint32_t p = 0; p < players; ++p) {
-      w.u8(static_cast<std::uint8_t>(m.slots[p].state));
-      if (m.slots[p].state == SlotState::gone) varint(w, m.slots[p].neutral_from_tick);
-      if (m.slots[p].state == SlotState::active || m.slots[p].state == SlotState::interrupted) {
-        varint(w, m.slots[p].plays_from_tick);
+    varint(w, m.slot_change_count);
+    std::uint32_t next = 0;
+    for (std::uint32_t i = 0; i < m.slot_change_count; ++i) {
+      const SlotChange& change = m.slot_changes[i];
+      varint(w, change.slot - next);
+      next = change.slot + 1u;
+      w.u8(static_cast<std::uint8_t>(change.status.state));
+      if (change.status.state == SlotState::gone) varint(w, change.status.neutral_from_tick);
+      if (change.status.state == SlotState::active || change.status.state == SlotState::interrupted) {
+        varint(w, change.status.plays_from_tick);
       }
     }
     w.u8(m.input_delay);
@@ -155,14 +159,24 @@ Decoded<Relay> read_relay(std::span<const std::byte> d, const RelayShape& shape)
   }
   if ((flags & k_has_slots) != 0) {
     m.slots_version = r.varint();
-    for (std::uint32_t p = 0; p < players && p < k_max_session_players; ++p) {
+    const std::uint64_t count = r.varint();
+    if (count > std::min(players, k_max_slot_changes_per_relay)) r.fail();
+    std::uint64_t slot = 0;
+    for (std::uint32_t i = 0; i < count && r.ok(); ++i) {
+      slot += r.varint();
       const std::uint8_t state = r.u8();
-      if (state > static_cast<std::uint8_t>(SlotState::gone)) r.fail();
-      m.slots[p].state = static_cast<SlotState>(state);
-      if (m.slots[p].state == SlotState::gone) m.slots[p].neutral_from_tick = r.tick();
-      if (m.slots[p].state == SlotState::active || m.slots[p].state == SlotState::interrupted) {
-        m.slots[p].plays_from_tick = r.tick();
+      if (slot >= players || state > static_cast<std::uint8_t>(SlotState::gone)) {
+        r.fail();
+        break;
       }
+      SlotChange& change = m.slot_changes[i];
+      change.slot = static_cast<std::uint8_t>(slot++);
+      change.status.state = static_cast<SlotState>(state);
+      if (change.status.state == SlotState::gone) change.status.neutral_from_tick = r.tick();
+      if (change.status.state == SlotState::active || change.status.state == SlotState::interrupted) {
+        change.status.plays_from_tick = r.tick();
+      }
+      m.slot_change_count = i + 1;
     }
     m.input_delay = r.u8();
     m.delay_from_tick = r.tick();

@@ -171,6 +171,8 @@ class HostProtocol final : public LockstepProtocol {
   void assemble_ticks();
   void send_to_all(Instant now);
   void send_relay(Connection& c, Instant now);
+  /// Puts the slot changes `c` lacks into `m`, with the delay.
+  void take_slot_changes(const Connection& c, Relay& m);
   /// `tick`'s inputs as their changes from the tick before's (both known).
   std::span<const std::byte> tick_changes(std::uint64_t tick);
   // State transfer.
@@ -233,6 +235,9 @@ class HostProtocol final : public LockstepProtocol {
   ClockPhases phases_;  ///< with prediction: the players' clocks against the host's
   std::vector<Connection> connections_;
   std::uint64_t slots_version_ = 1;
+  /// Per slot: the slot table version that last changed it (0: never, still waiting).
+  std::array<std::uint64_t, k_max_session_players> slot_changed_at_{};
+  std::vector<std::uint8_t> changed_slots_;  ///< scratch of take_slot_changes
   /// Per slot: the tick of its player's last divergence (resyncing), 0 for none.
   std::array<std::uint64_t, k_max_session_players> slot_diverged_at_{};
   /// Per slot: the inputs the tolerance decided for it (relays carry its own ticks while any of

@@ -192,7 +192,6 @@ class LockstepProtocol {
     slots_[slot] = status;
     return true;
   }
-  void set_slots(const SlotTable& slots) { slots_ = slots; }
   void set_start_time(Instant at) { start_at_ = at; }
   /// The session desynced at `tick`. A session that resyncs goes on, and each participant leaves
   /// its evidence of each later desync (request::EvidenceDue).

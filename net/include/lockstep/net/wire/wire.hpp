@@ -30,7 +30,7 @@
 namespace lockstep::net {
 
 inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
-inline constexpr std::uint8_t k_protocol_version = 10;
+inline constexpr std::uint8_t k_protocol_version = 11;
 /// The header of a clear message, and of a sealed one.
 inline constexpr std::size_t k_header_bytes = 7;
 inline constexpr std::size_t k_sealed_header_bytes = 4;
@@ -272,6 +272,15 @@ struct SlotStatus {
 
 using SlotTable = std::array<SlotStatus, k_max_session_players>;
 
+/// A slot's new status, as a relay carries it.
+struct SlotChange {
+  std::uint8_t slot = 0;
+  SlotStatus status;
+  friend bool operator==(const SlotChange&, const SlotChange&) = default;
+};
+/// The slot changes one relay carries at most; more go in the relays after it.
+inline constexpr std::uint32_t k_max_slot_changes_per_relay = 32;
+
 struct Relay {
   std::uint64_t input_ack = 0;        ///< the host holds this peer's inputs up to this tick
   std::uint64_t hash_ack = 0;         ///< … and its hashes up to this tick
@@ -283,8 +292,12 @@ struct Relay {
   std::span<const std::byte> inputs;
   std::uint32_t input_ticks = 0;
   bool after_previous = false;
-  std::optional<std::uint64_t> slots_version;  ///< present: `slots` and the delay hold that version
-  SlotTable slots{};
+  /// Present: the recipient holds this slot table version once it takes `slot_changes` (the slots
+  /// changed since the version it acknowledged, in slot order, each with its status now) and the
+  /// delay.
+  std::optional<std::uint64_t> slots_version;
+  std::array<SlotChange, k_max_slot_changes_per_relay> slot_changes{};
+  std::uint32_t slot_change_count = 0;
   /// With the table: the input delay every player produces its inputs with once it has stepped
   /// `delay_from_tick` − 1 (the host's adaptive delay; the welcome's until it first changes).
   std::uint8_t input_delay = 0;
