@@ -12,6 +12,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser  # noqa: E402
@@ -193,7 +194,15 @@ def predicted(lockstep, work):
     with Browser() as browser:
         browser.navigate(url)
         wait_tick(browser, 120)
-        network = browser.evaluate("document.getElementById('network').textContent")
+        # The depth is the present's lead at one moment: read it until it shows one (a loaded machine
+        # may have the peer just caught up at any one reading), at most until the session ends.
+        network = ""
+        for _ in range(100):
+            network = browser.evaluate("document.getElementById('network').textContent")
+            depth = re.search(r"prediction (\d+)/", network)
+            if (depth is not None and int(depth.group(1)) >= 1) or browser.evaluate("document.body.dataset.state === 'ended'"):
+                break
+            time.sleep(0.05)
         browser.wait_for("document.body.dataset.state === 'ended'", timeout=120, what="the session to end")
     out, _ = peer.communicate(timeout=60)
     host.wait(timeout=60)
