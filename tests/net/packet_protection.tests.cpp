@@ -16,6 +16,7 @@
 
 #include "allocation_count.hpp"
 #include "lockstep/net/wire/packet_protection.hpp"
+#include "lockstep/net/wire/wire.hpp"
 
 using namespace lockstep::net;
 using lockstep::net::detail::open_datagram;
@@ -245,7 +246,7 @@ TEST_CASE("the nonce is the direction as a u32 and the packet number as a u64, b
   unsigned long long out_bytes = 0;
   const auto* u = reinterpret_cast<const unsigned char*>(d.data());
   // The associated data: "LK", the version, then the datagram's header as sent.
-  std::vector<unsigned char> ad = {'L', 'K', 11};
+  std::vector<unsigned char> ad = {'L', 'K', 12};
   ad.insert(ad.end(), u, u + 5);
   REQUIRE(crypto_aead_chacha20poly1305_ietf_decrypt(out.data(), &out_bytes, nullptr, u + 5, d.size() - 5, ad.data(), ad.size(),
                                                     nonce, reinterpret_cast<const unsigned char*>(p.joiner.receive().data())) == 0);
@@ -269,4 +270,87 @@ TEST_CASE("sealing and opening allocate nothing once a datagram's buffer is warm
   }
   CHECK(count.stop() == 0);
   CHECK(failed == 0);
+}
+
+TEST_CASE("every message at its largest, sealed, fits one datagram of k_max_datagram_bytes", "[net][crypto][wire][size]") {
+  using namespace lockstep::net;
+  Pair p;
+  const std::uint64_t far_tick = lockstep::k_tick_limit - 1;  // every tick a six-byte varint
+  std::vector<std::byte> out;
+  const auto sealed_size = [&](std::vector<std::byte>& d) {
+    seal_datagram(d, k_sealed_header_bytes, 1, p.host.send(), Direction::to_joiner);
+    return d.size();
+  };
+  SECTION("a welcome") {
+    Welcome w;
+    w.slot = 3;
+    w.players = static_cast<std::uint8_t>(k_max_session_players);
+    w.input_bytes = k_max_input_bytes;
+    w.end_tick = far_tick;
+    w.seed = ~0ull;
+    w.sim_name.assign(k_max_sim_name, 'n');
+    w.config.assign(k_max_config_bytes, std::byte{0xC0});
+    w.start_tick = far_tick;
+    w.state_bytes = k_max_state_transfer_bytes;
+    w.late = true;
+    w.resync = true;
+    w.reconnect_key = ~0ull;
+    w.prediction_window = k_max_prediction_window;
+    write_welcome(out, Header{MessageType::welcome, 1, 0}, w);
+    seal_once(out, k_sealed_header_bytes, p.host, OnceNonce{});
+    CHECK(out.size() <= k_max_datagram_bytes);
+  }
+  SECTION("an update") {
+    Update u;
+    u.relay_ack = far_tick;
+    u.slots_ack = far_tick;
+    std::vector<std::byte> inputs(static_cast<std::size_t>(k_max_ticks_per_datagram) * k_max_input_bytes);
+    u.inputs_first_tick = far_tick - k_max_ticks_per_datagram;
+    u.inputs = inputs;
+    u.hashes_first_tick = 1;
+    u.hash_count = k_max_ticks_per_datagram;
+    u.state_received = k_max_state_transfer_bytes;
+    u.state_tick = far_tick;
+    u.state_held = ~0ull;
+    u.timing = Timing{1, 2, 3};
+    u.path_response = ~0ull;
+    write_update(out, Header{MessageType::update, 1, 0}, u, k_max_input_bytes);
+    CHECK(sealed_size(out) <= k_max_datagram_bytes);
+  }
+  SECTION("a relay: its inputs fill the room the host leaves them, beside 32 slot changes") {
+    Relay r;
+    r.first_tick = 1;
+    r.input_ack = far_tick;
+    r.hash_ack = far_tick;
+    r.slots_version = far_tick;
+    r.slot_change_count = k_max_slot_changes_per_relay;
+    for (std::uint32_t i = 0; i < r.slot_change_count; ++i) {
+      r.slot_changes[i] = {static_cast<std::uint8_t>(i * 4 + 3), {SlotState::gone, far_tick, 0}};  // 4 apart
+    }
+    r.input_delay = k_max_input_delay;
+    r.delay_from_tick = far_tick;
+    r.desync_tick = far_tick;
+    r.running = true;
+    r.resync = StateOffer{far_tick, k_max_state_transfer_bytes, ~0ull};
+    r.inputs_decided = lockstep::k_tick_limit - 1;
+    r.timing = Timing{1, 2, 3};
+    r.lead = -12;
+    const std::vector<std::byte> inputs(relay_input_room(true, r.slot_change_count));
+    r.inputs = inputs;
+    r.input_ticks = k_max_ticks_per_datagram;
+    write_relay(out, Header{MessageType::relay, 1, 0}, r, {k_max_slot_changes_per_relay * 4, k_max_input_bytes, true});
+    CHECK(sealed_size(out) <= k_max_datagram_bytes);
+    // Without slot changes, the room grows by what they would have taken.
+    r.slots_version.reset();
+    const std::vector<std::byte> more(relay_input_room(false, 0));
+    r.inputs = more;
+    write_relay(out, Header{MessageType::relay, 1, 0}, r, {k_max_slot_changes_per_relay * 4, k_max_input_bytes, true});
+    CHECK(sealed_size(out) <= k_max_datagram_bytes);
+  }
+  SECTION("a state piece") {
+    const std::vector<std::byte> piece(k_state_piece_bytes);
+    write_state(out, Header{MessageType::state, 1, 0},
+                {(k_max_state_transfer_bytes / k_state_piece_bytes - 1) * k_state_piece_bytes, 0, piece});
+    CHECK(sealed_size(out) <= k_max_datagram_bytes);
+  }
 }

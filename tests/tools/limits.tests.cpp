@@ -64,7 +64,8 @@ TEST_CASE("every other limit has the value the documentation and the protocol pr
   STATIC_REQUIRE(net::k_default_input_tolerance == 8);
   STATIC_REQUIRE(net::k_max_input_tolerance == 600);
   STATIC_REQUIRE(net::k_max_spectators == 16);
-  STATIC_REQUIRE(net::k_max_datagram_bytes == 1400);
+  STATIC_REQUIRE(net::k_max_datagram_bytes == 1200);
+  STATIC_REQUIRE(net::k_max_config_bytes == 960);
   STATIC_REQUIRE(cli::k_max_port == 65535);
   STATIC_REQUIRE(cli::k_min_timeout_ms == 100);
   STATIC_REQUIRE(cli::k_max_timeout_ms == 600'000);

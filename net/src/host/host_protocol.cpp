@@ -12,12 +12,6 @@ using std::chrono::milliseconds;
 
 constexpr Duration k_waiting_send_every = milliseconds(100);
 constexpr Duration k_start_send_every = milliseconds(50);
-/// Room a relay keeps for everything but its inputs and slot changes: header, flags, acks, desync
-/// tick, resync offer, decided count, timing and lead; and for the slot changes' version, count and
-/// delay, and for each change.
-constexpr std::size_t k_relay_overhead = 100;
-constexpr std::size_t k_slot_changes_overhead = 16;
-constexpr std::size_t k_slot_change_bytes = 9;
 /// A candidate address that has not answered its challenge in this long is forgotten (a later
 /// datagram from there makes it one again, its byte counts from nothing).
 constexpr Duration k_candidate_for = std::chrono::seconds(3);
@@ -49,7 +43,9 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
     set_slot_status(0, {SlotState::active, 0, 0});  // the host's own: no announcement
     slot_changed_at_[0] = slots_version_;            // the first table
   }
-  for (std::uint32_t p = 0; p < config_.players; ++p) decided_[p] = {static_cast<std::uint8_t>(p), 0, 0, 0};
+  for (std::uint32_t p = 0; p < config_.players; ++p) {
+    decided_[p] = {static_cast<std::uint8_t>(p), 0, std::uint64_t{0}};  // the host counts late inputs too
+  }
   for (std::uint32_t p = 0; p < config_.players; ++p) {
     neutral_tick_.insert(neutral_tick_.end(), config_.neutral_input.begin(), config_.neutral_input.end());
   }
@@ -276,8 +272,8 @@ void HostProtocol::forget_through(std::uint64_t tick) {
   // so) rather than let the log grow without bound.
   std::uint64_t keep_after = tick;
   for (Connection& c : connections_) {
-    if (c.is_gone() || c.in<phase::AwaitingState>() || c.relay_ack >= tick) continue;
-    if (tick - c.relay_ack > k_tick_window) {
+    if (c.is_gone() || c.in<phase::AwaitingState>()) continue;
+    if (c.relay_ack < tick && tick - c.relay_ack > k_tick_window) {
       depart(c, Departure::dropped);
       continue;
     }
@@ -348,8 +344,7 @@ void HostProtocol::send_relay(Connection& c, Instant now) {
   m.after_previous = before == 0 || (before >= c.inputs_from && ticks().known(before));
   if (c.slots_acked < slots_version_) take_slot_changes(c, m);
   relay_scratch_.clear();
-  std::size_t room = k_max_datagram_bytes - k_relay_overhead -
-                     (m.slots_version ? k_slot_changes_overhead + m.slot_change_count * k_slot_change_bytes : 0);
+  std::size_t room = relay_input_room(m.slots_version.has_value(), m.slot_change_count);
   for (std::uint64_t t = m.first_tick; t <= ticks().known_through() && m.input_ticks < k_max_ticks_per_datagram; ++t) {
     std::span<const std::byte> changes;
     if (t == m.first_tick && !m.after_previous) {

@@ -39,7 +39,7 @@ void HostProtocol::decide_late_inputs(Instant now) {
     // The tick is due when the first player's input for it came (the host's own, when it plays)
     // and the delay and the prediction window have passed since: inputs are produced that far
     // ahead, so a player whose round trip the delay serves has sent its own by then.
-    const Instant due = *first_arrival + (widest_delay() + config_.prediction_window) * tick_period();
+    const Instant due = *first_arrival + (delay_for(tick) + config_.prediction_window) * tick_period();
     const bool waited = now >= due + tolerance;
     if (behind < missing && !waited) {
       decide_at_ = due + tolerance;
@@ -51,12 +51,17 @@ void HostProtocol::decide_late_inputs(Instant now) {
       if (slots()[p].neutral_at(tick) || inputs_.held_through(slot) >= tick) continue;
       inputs_.decide(slot);
       ++decided_[slot].inputs;
-      decided_[slot].last_tick = tick;
       ++decided_in_a_row_[slot];
       if (waited) behind_[slot] = true;  // waited for in vain: not waited for again until it keeps up
     }
     assemble_ticks();
   }
+}
+
+std::uint32_t HostProtocol::delay_for(std::uint64_t tick) const {
+  // Inputs produced after stepping tick s go to s + D, with the announced delay from its tick on:
+  // from that tick plus the delay, only the announced one can have produced `tick`'s.
+  return tick >= announced_delay_from() + announced_delay() ? announced_delay() : widest_delay();
 }
 
 void HostProtocol::note_late_inputs(std::uint8_t slot, const InputAssembly::Taken& taken) {

@@ -350,10 +350,9 @@ void PeerProtocol::take_acks(const Relay& r) {
   if (parameters().slot != k_no_slot && r.input_ack >= first_unacked_) {
     first_unacked_ = std::min(r.input_ack, own_through_) + 1;
   }
-  // Own inputs are kept until the host holds them and their tick is in the log.
-  const std::uint64_t keep_from = std::min(first_unacked_, ticks().known_through() + 1);
-  if (keep_from > own_first_) {
-    const std::uint64_t drop_ticks = std::min<std::uint64_t>(keep_from - own_first_, own_.size() / bytes);
+  // Own inputs are kept until the host holds them.
+  if (first_unacked_ > own_first_) {
+    const std::uint64_t drop_ticks = std::min<std::uint64_t>(first_unacked_ - own_first_, own_.size() / bytes);
     own_.erase(own_.begin(), own_.begin() + static_cast<long>(drop_ticks * bytes));
     own_first_ += drop_ticks;
   }

@@ -171,7 +171,6 @@ inline void copy_into(std::array<std::byte, N>& to, std::span<const std::byte> f
   if (from.size() == N) std::copy(from.begin(), from.end(), to.begin());
 }
 
-/// A count of ticks in a datagram: 1 to k_max_ticks_per_datagram, or 0 (and the reader failed).
 /// Reads one tick's inputs as changes from the tick before (write_tick_changes): calls
 /// `changed(slot, input)` for each changed slot, in slot order. Fails the reader on a slot out of
 /// order or past `players`, or a bitmap bit past it.
@@ -201,6 +200,7 @@ void read_tick_changes(WireReader& r, std::uint32_t players, std::uint32_t input
   }
 }
 
+/// A count of ticks in a datagram: 1 to k_max_ticks_per_datagram, or 0 (and the reader failed).
 inline std::uint32_t read_count(WireReader& r) {
   const std::uint8_t n = r.u8();
   if (n == 0 || n > k_max_ticks_per_datagram) {

@@ -69,7 +69,7 @@ inline constexpr std::uint64_t k_resync_window_seconds = 10;
 
 class HostProtocol final : public LockstepProtocol {
  public:
-  /// `config` must be valid (players 1–8, input bytes 1–16, configuration ≤ 1024 bytes): the
+  /// `config` must be valid (players 1–8, input bytes 1–16, configuration ≤ k_max_config_bytes): the
   /// session checks it first.
   HostProtocol(HostProtocolConfig config, Instant now);
 
@@ -173,7 +173,7 @@ class HostProtocol final : public LockstepProtocol {
   void send_relay(Connection& c, Instant now);
   /// Puts the slot changes `c` lacks into `m`, with the delay.
   void take_slot_changes(const Connection& c, Relay& m);
-  /// `tick`'s inputs as their changes from the tick before's (both known).
+  /// `tick`'s inputs as their changes from the tick before's (known, or tick 0's neutral ones).
   std::span<const std::byte> tick_changes(std::uint64_t tick);
   // State transfer.
   /// Who asks for a state transfer, as its limits count it.
@@ -211,6 +211,9 @@ class HostProtocol final : public LockstepProtocol {
   /// passed since the tick was due, or at once when every missing one's player is behind; tick
   /// after tick.
   void decide_late_inputs(Instant now);
+  /// The input delay `tick`'s inputs were produced with: the announced one once it applies to
+  /// them, else the wider of it and the one before.
+  [[nodiscard]] std::uint32_t delay_for(std::uint64_t tick) const;
   /// What a player's inputs that came too late (or in time) say of whether it keeps up.
   void note_late_inputs(std::uint8_t slot, const InputAssembly::Taken& taken);
   /// The slowest round trip the delay serves (with the tolerance on, leaving out a minority far
@@ -240,8 +243,7 @@ class HostProtocol final : public LockstepProtocol {
   std::vector<std::uint8_t> changed_slots_;  ///< scratch of take_slot_changes
   /// Per slot: the tick of its player's last divergence (resyncing), 0 for none.
   std::array<std::uint64_t, k_max_session_players> slot_diverged_at_{};
-  /// Per slot: the inputs the tolerance decided for it (relays carry its own ticks while any of
-  /// those is unacknowledged).
+  /// Per slot: the inputs the tolerance decided for it.
   std::array<DecidedInputs, k_max_session_players> decided_{};
   /// Per slot: the inputs decided for it since one of its own last arrived (in time or too late).
   std::array<std::uint64_t, k_max_session_players> decided_in_a_row_{};

@@ -59,7 +59,7 @@ class PeerProtocol final : public LockstepProtocol {
   [[nodiscard]] std::uint64_t inputs_given() const { return own_through_; }
   [[nodiscard]] std::vector<DecidedInputs> decided_inputs() const override {
     if (parameters().slot == k_no_slot) return {};
-    return {DecidedInputs{parameters().slot, inputs_decided_, 0, std::nullopt}};
+    return {DecidedInputs{parameters().slot, inputs_decided_, std::nullopt}};
   }
   [[nodiscard]] std::uint64_t inputs_acked() const { return first_unacked_ - 1; }
   /// A player's claim on its slot, to reconnect with later: once welcomed.

@@ -13,7 +13,6 @@ namespace lockstep::net {
 struct DecidedInputs {
   std::uint8_t slot = k_no_slot;
   std::uint64_t inputs = 0;       ///< its inputs the host decided
-  std::uint64_t last_tick = 0;    ///< the last tick decided for it (0: none)
   /// Its own that arrived after their tick was decided: the host counts them (nothing on a player).
   std::optional<std::uint64_t> late_inputs;
 };

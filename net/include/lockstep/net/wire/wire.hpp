@@ -1,5 +1,5 @@
 #pragma once
-/// The lockstep datagram protocol, version 9 (net/PROTOCOL.md describes every byte): one function
+/// The lockstep datagram protocol, version 12 (net/PROTOCOL.md describes every byte): one function
 /// per message type that writes it and one that reads it, with explicit, bounded little-endian
 /// parsing. Nothing outside this header and net/src/wire/ knows an offset.
 ///
@@ -30,7 +30,7 @@
 namespace lockstep::net {
 
 inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
-inline constexpr std::uint8_t k_protocol_version = 11;
+inline constexpr std::uint8_t k_protocol_version = 12;
 /// The header of a clear message, and of a sealed one.
 inline constexpr std::size_t k_header_bytes = 7;
 inline constexpr std::size_t k_sealed_header_bytes = 4;
@@ -45,14 +45,16 @@ inline constexpr std::size_t k_hello_bytes = 64;
 inline constexpr std::size_t k_cookie_bytes = 16;
 /// A connect token's sealed part, as a backend mints it (connect_token.hpp).
 inline constexpr std::size_t k_token_blob_bytes = 99;
-/// No datagram is larger: well under the usual 1,500-byte MTU after IP and UDP headers.
-inline constexpr std::size_t k_max_datagram_bytes = 1400;
-/// Player slots a session has at most: every relay may carry the whole slot table.
+/// No datagram is larger: QUIC's floor for a path (RFC 9000 §14), well under the usual 1,500-byte
+/// MTU after IP and UDP headers, and under what tunnels and VPNs leave of it.
+inline constexpr std::size_t k_max_datagram_bytes = 1200;
+/// Player slots a session has at most.
 inline constexpr std::uint32_t k_max_session_players = 8;
 inline constexpr std::uint32_t k_max_input_bytes = 16;
 /// Ticks of inputs (or hashes) a datagram carries at most; more waits for the next datagram.
 inline constexpr std::uint32_t k_max_ticks_per_datagram = 32;
-inline constexpr std::size_t k_max_config_bytes = 1024;
+/// A simulation's configuration, encoded: the largest welcome then fits a datagram.
+inline constexpr std::size_t k_max_config_bytes = 960;
 inline constexpr std::size_t k_max_sim_name = 64;
 inline constexpr std::size_t k_max_refusal_text = 200;
 /// The input delay a session may have, in ticks.
@@ -298,7 +300,7 @@ struct Relay {
   std::optional<std::uint64_t> slots_version;
   std::array<SlotChange, k_max_slot_changes_per_relay> slot_changes{};
   std::uint32_t slot_change_count = 0;
-  /// With the table: the input delay every player produces its inputs with once it has stepped
+  /// With the slot changes: the input delay every player produces its inputs with once it has stepped
   /// `delay_from_tick` − 1 (the host's adaptive delay; the welcome's until it first changes).
   std::uint8_t input_delay = 0;
   std::uint64_t delay_from_tick = 1;
@@ -318,6 +320,20 @@ struct Relay {
 struct Bye {
   std::uint64_t last_tick = 0;
 };
+
+/// What a relay keeps for all but its inputs (the host fills the rest with as many ticks as fit):
+/// the header, flags, acks, desync tick, resync offer, decided count, timing, lead and tag; and,
+/// with slot changes, their version, count and delay, and each change.
+inline constexpr std::size_t k_relay_overhead = 100;
+inline constexpr std::size_t k_slot_changes_overhead = 16;
+inline constexpr std::size_t k_slot_change_bytes = 9;
+/// The bytes a relay with `slot_changes` slot changes (if `with_changes`) has for its inputs.
+constexpr std::size_t relay_input_room(bool with_changes, std::uint32_t slot_changes) {
+  return k_max_datagram_bytes - k_relay_overhead - (with_changes ? k_slot_changes_overhead + slot_changes * k_slot_change_bytes : 0);
+}
+// Any one tick fits a relay beside the most slot changes: every input changed, as a bitmap.
+static_assert(relay_input_room(true, k_max_slot_changes_per_relay) >=
+              2 + (k_max_session_players + 7) / 8 + k_max_session_players * k_max_input_bytes);
 
 /// A random value (never 0) the joiner echoes in its updates: proof that the address it went to
 /// receives for the connection, before the host sends anything else there.
