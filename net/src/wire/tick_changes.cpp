@@ -63,16 +63,18 @@ bool expand_relay_inputs(const Relay& m, const RelayShape& shape, std::span<cons
                          std::vector<std::byte>& out) {
   const std::size_t stride = static_cast<std::size_t>(shape.players) * shape.input_bytes;
   out.clear();
-  if (reference.size() != stride) return false;
+  if (reference.size() != stride || shape.input_bytes > k_max_input_bytes) return false;
   WireReader r(WireReader::Part{}, m.inputs);
   out.resize(m.input_ticks * stride);
   for (std::uint32_t t = 0; t < m.input_ticks; ++t) {
     // Each tick starts as the one before (the reference for the first), then takes its changes.
-    const auto at = out.begin() + static_cast<std::ptrdiff_t>(t * stride);
-    if (t == 0) std::copy(reference.begin(), reference.end(), at);
-    else std::copy(at - static_cast<std::ptrdiff_t>(stride), at, at);
+    std::byte* const tick = out.data() + static_cast<std::size_t>(t) * stride;
+    if (t == 0) std::copy(reference.begin(), reference.end(), tick);
+    else std::copy(tick - stride, tick, tick);
     read_tick_changes(r, shape.players, shape.input_bytes, [&](std::uint32_t slot, std::span<const std::byte> input) {
-      std::copy(input.begin(), input.end(), at + static_cast<std::ptrdiff_t>(slot) * shape.input_bytes);
+      // At most an input's bytes, as the compiler can see (read_tick_changes gives exactly that).
+      const std::size_t n = std::min<std::size_t>(input.size(), k_max_input_bytes);
+      std::copy_n(input.data(), n, tick + static_cast<std::size_t>(slot) * shape.input_bytes);
     });
   }
   return r.complete();
