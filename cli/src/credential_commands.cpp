@@ -49,7 +49,7 @@ void token(const TokenFlags& o) {
   grant.role = o.role == "player" ? net::Role::player : net::Role::spectator;
   if (o.slot != "any") {
     if (grant.role == net::Role::spectator) throw CommandError{"--slot is for players: a spectator holds no slot"};
-    grant.slot = static_cast<std::uint8_t>(std::stoul(o.slot));
+    grant.slot = static_cast<net::Slot>(std::stoul(o.slot));
   }
   grant.expires = unix_now() + o.expires_s;
   grant.host_id = o.host_id;

@@ -46,6 +46,14 @@ Vec2 arena_extent(const ArenaConfig& arena, double spacing) {
   }
 }
 
+/// The distance between neighbouring players' centres at tick 0: a diameter and 2 px.
+double player_pitch(const ArenaConfig& arena) { return 2.0 * arena.player_radius_px + 2.0; }
+
+/// How many players one row across the arena holds at that pitch.
+std::uint32_t players_per_row(const ArenaConfig& arena, Vec2 extent) {
+  return static_cast<std::uint32_t>(std::max(1.0, std::floor(extent.x / player_pitch(arena)) - 1.0));
+}
+
 World build_arena(const WorldConfig& config, std::uint64_t seed) {
   const ArenaConfig& arena = config.arena;
   Rng rng(derive_seed(seed, 1));
@@ -59,10 +67,13 @@ World build_arena(const WorldConfig& config, std::uint64_t seed) {
   params.max_px = extent;
   World world(params, config.players);
 
-  // Players first, spread across the upper part of the arena.
+  // Players first, spread across the upper part of the arena: in one row at a quarter of its
+  // height, or, when they do not fit one row apart, in rows stacked upwards from there.
+  const std::uint32_t per_row = std::min(config.players, players_per_row(arena, extent));
   for (std::uint32_t p = 0; p < config.players; ++p) {
-    const double x = extent.x * (static_cast<double>(p) + 1.0) / (config.players + 1.0);
-    const BodyId body = world.add_body({{x, 0.25 * extent.y}, {}, arena.player_radius_px, 4.0});
+    const double x = extent.x * (static_cast<double>(p % per_row) + 1.0) / (per_row + 1.0);
+    const double y = 0.25 * extent.y - player_pitch(arena) * (p / per_row);
+    const BodyId body = world.add_body({{x, y}, {}, arena.player_radius_px, 4.0});
     world.set_player_body(p, body);
   }
 
@@ -206,6 +217,14 @@ Status validate(const WorldConfig& c) {
       const auto cols = static_cast<std::uint64_t>(a.width_px / spacing) - 1;
       const auto rows = static_cast<std::uint64_t>(0.6 * a.height_px / spacing) - 1;
       if (cols * rows < a.bodies) return fail("arena is too small for ", a.bodies, " bodies");
+    }
+    // The players' rows stack upwards from a quarter of the height and must stay inside.
+    const Vec2 extent = arena_extent(a, 2.0 * a.max_radius_px + 2.0);
+    const std::uint32_t per_row = players_per_row(a, extent);
+    const std::uint32_t rows = (c.players + per_row - 1) / per_row;
+    if (0.25 * extent.y - player_pitch(a) * (rows - 1) < a.player_radius_px) {
+      return fail("the arena has no room for ", c.players, " players of radius ", a.player_radius_px, " px (",
+                  per_row, " a row); make it wider");
     }
   }
   if (!finite_in(c.ball.start_px.x, -1e6, 1e6) || !finite_in(c.ball.start_px.y, -1e6, 1e6) ||

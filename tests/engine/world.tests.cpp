@@ -208,10 +208,42 @@ TEST_CASE("the sync test catches state that the snapshot misses", "[engine][sync
   CHECK_THAT(first.error().message, Catch::StartsWith("sync test failed at tick 1"));
 }
 
+TEST_CASE("the arena's most players start in rows inside it, none touching another; an arena too small for them is refused",
+          "[engine][world][config]") {
+  WorldConfig config = default_world_config(Scene::arena);
+  config.players = k_max_world_players;
+  const Result<World> world = World::create(config, 1);
+  REQUIRE(world.ok());
+  std::set<double> rows;
+  for (std::uint32_t p = 0; p < config.players; ++p) {
+    const Vec2 at = world->position(world->player_body(p));
+    const double r = world->radius(world->player_body(p));
+    rows.insert(at.y);
+    CHECK(at.y >= r);
+    CHECK(at.x >= r);
+    for (std::uint32_t q = 0; q < p; ++q) {
+      const Vec2 d = at - world->position(world->player_body(q));
+      CHECK(std::sqrt(dot(d, d)) > r + world->radius(world->player_body(q)));
+    }
+  }
+  CHECK(rows.size() > 1);
+  // Eight players keep the one row they had before rows existed.
+  config.players = 8;
+  const Result<World> eight = World::create(config, 1);
+  REQUIRE(eight.ok());
+  for (std::uint32_t p = 1; p < 8; ++p) CHECK(eight->position(eight->player_body(p)).y == eight->position(eight->player_body(0)).y);
+  // A narrow, low arena holds no 256 players of radius 12.
+  config.players = k_max_world_players;
+  config.arena.bodies = 10;
+  config.arena.width_px = 200.0;
+  config.arena.height_px = 200.0;
+  CHECK_THAT(World::create(config, 1).error().message, Catch::Contains("no room for 256 players"));
+}
+
 TEST_CASE("configuration is checked before anything is built", "[engine][world][config]") {
   WorldConfig config = default_world_config(Scene::arena);
   SECTION("players") {
-    config.players = 9;
+    config.players = k_max_world_players + 1;
     CHECK_THAT(World::create(config, 1).error().message, Catch::Contains("players"));
   }
   SECTION("substeps") {

@@ -50,17 +50,18 @@ std::array<std::byte, k_key_exchange_bytes> seed_of(std::uint8_t first) {
   return s;
 }
 
-void write_sealed_header(std::vector<std::byte>& out, MessageType type, std::uint8_t connection, std::uint64_t number) {
+void write_sealed_header(std::vector<std::byte>& out, MessageType type, ConnectionId connection, std::uint64_t number) {
   out.clear();
   out.push_back(static_cast<std::byte>(k_sealed_type_bit | static_cast<std::uint8_t>(type)));
-  out.push_back(static_cast<std::byte>(connection));
+  out.push_back(static_cast<std::byte>(connection & 0xFF));
+  out.push_back(static_cast<std::byte>(connection >> 8));
   out.push_back(static_cast<std::byte>(number & 0xFF));
   out.push_back(static_cast<std::byte>((number >> 8) & 0xFF));
 }
 
 /// A message of `type` written by the wire's own writer from fuzzed fields (so that it parses, and
 /// the handler behind the reader is what the fuzzer explores).
-void write_structured(std::vector<std::byte>& out, MessageType type, std::uint8_t connection, std::uint64_t number, Bytes& in) {
+void write_structured(std::vector<std::byte>& out, MessageType type, ConnectionId connection, std::uint64_t number, Bytes& in) {
   const Header h{type, connection, static_cast<std::uint16_t>(number)};
   std::vector<std::byte> inputs(static_cast<std::size_t>(in.u8() % 5) * k_input_bytes);
   for (std::byte& b : inputs) b = static_cast<std::byte>(in.u8() % 3);
@@ -105,7 +106,7 @@ void write_structured(std::vector<std::byte>& out, MessageType type, std::uint8_
         for (std::uint32_t p = 0; p < k_players; ++p) {
           if (in.u8() % 2 == 0) continue;  // unchanged
           SlotChange& change = r.slot_changes[r.slot_change_count++];
-          change.slot = static_cast<std::uint8_t>(p);
+          change.slot = static_cast<Slot>(p);
           change.status.state = static_cast<SlotState>(in.u8() % 4);
           change.status.neutral_from_tick = change.status.state == SlotState::gone ? 1 + in.small() : 0;
           change.status.plays_from_tick = change.status.state == SlotState::active ? in.small() : 0;
@@ -172,7 +173,7 @@ class HandHost {
   [[nodiscard]] std::uint64_t next_number() const { return traffic_->next_number(); }
 
   static constexpr std::uint64_t k_nonce = 5;
-  static constexpr std::uint8_t k_connection = 1;
+  static constexpr ConnectionId k_connection = 1;
 
  private:
   KeyExchangePair key_{seed_of(40)};

@@ -40,14 +40,14 @@ TEST_CASE("a place is a free slot, a spectator's, a reclaimed slot, or a refusal
           "[net][admission]") {
   Admission a(1, 4, false);
   const std::optional<Reclaim> none;
-  CHECK(std::get<std::uint8_t>(a.place(Role::player, none, {0, false, 2}, 99)) == 2);
-  CHECK(std::get<std::uint8_t>(a.place(Role::spectator, none, {0, false, k_no_slot}, 99)) == k_no_slot);
+  CHECK(std::get<Slot>(a.place(Role::player, none, {0, false, 2}, 99)) == 2);
+  CHECK(std::get<Slot>(a.place(Role::spectator, none, {0, false, k_no_slot}, 99)) == k_no_slot);
   CHECK(std::get<Refusal>(a.place(Role::player, none, {0, false, k_no_slot}, 99)).reason == RefuseReason::full);
   CHECK(std::get<Refusal>(a.place(Role::player, none, {0, true, 1}, 99)).reason == RefuseReason::started);
   CHECK(std::get<Refusal>(a.place(Role::spectator, none, {k_max_spectators, false, 1}, 99)).reason == RefuseReason::full);
   a.new_slot_key(2);
   REQUIRE(a.slot_key(2) != 0);
-  CHECK(std::get<std::uint8_t>(a.place(Role::player, Reclaim{99, 2, a.slot_key(2)}, {0, false, k_no_slot}, 99)) == 2);
+  CHECK(std::get<Slot>(a.place(Role::player, Reclaim{99, 2, a.slot_key(2)}, {0, false, k_no_slot}, 99)) == 2);
   SECTION("a claim on another session, slot or key, or on the host's own slot, is refused") {
     for (const Reclaim& wrong : {Reclaim{98, 2, a.slot_key(2)}, Reclaim{99, 1, a.slot_key(2)},
                                  Reclaim{99, 2, a.slot_key(2) + 1}, Reclaim{99, 0, 0}, Reclaim{99, 9, 1}}) {

@@ -61,6 +61,22 @@ TEST_CASE("one credential used from many addresses takes no more than its own sh
   CHECK(later == 8);
 }
 
+TEST_CASE("the player invite of a crowd's session has a share the size of the crowd; the spectators' keeps its own",
+          "[net][admission][hostile]") {
+  KeyWorkBudget budget(Instant{0}, 256);
+  std::size_t players = 0, spectators = 0;
+  for (std::uint32_t a = 0; a < 64; ++a) {
+    players += budget.take(v4(100 + a), k_player_invite, Instant{0}) ? 0u : 1u;
+    spectators += budget.take(v4(200 + a), k_spectator_invite, Instant{0}) ? 0u : 1u;
+  }
+  CHECK(spectators == 16);
+  CHECK(players == 48);  // the host's burst of 64, less the spectators' 16
+  // Ten seconds on, the invite's share (64 a second) leaves the host's own rate the bound.
+  std::size_t later = 0;
+  for (std::uint32_t a = 0; a < 100; ++a) later += budget.take(v4(400 + a), k_player_invite, Instant{std::chrono::seconds(10)}) ? 0u : 1u;
+  CHECK(later == 64);
+}
+
 TEST_CASE("new addresses and credentials take the place of old ones without making budget", "[net][admission][hostile]") {
   KeyWorkBudget budget(Instant{0});
   // Far more addresses than shares, each with a token of its own: the host's burst is the bound.

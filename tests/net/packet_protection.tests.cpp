@@ -246,7 +246,7 @@ TEST_CASE("the nonce is the direction as a u32 and the packet number as a u64, b
   unsigned long long out_bytes = 0;
   const auto* u = reinterpret_cast<const unsigned char*>(d.data());
   // The associated data: "LK", the version, then the datagram's header as sent.
-  std::vector<unsigned char> ad = {'L', 'K', 12};
+  std::vector<unsigned char> ad = {'L', 'K', 13};
   ad.insert(ad.end(), u, u + 5);
   REQUIRE(crypto_aead_chacha20poly1305_ietf_decrypt(out.data(), &out_bytes, nullptr, u + 5, d.size() - 5, ad.data(), ad.size(),
                                                     nonce, reinterpret_cast<const unsigned char*>(p.joiner.receive().data())) == 0);
@@ -284,7 +284,7 @@ TEST_CASE("every message at its largest, sealed, fits one datagram of k_max_data
   SECTION("a welcome") {
     Welcome w;
     w.slot = 3;
-    w.players = static_cast<std::uint8_t>(k_max_session_players);
+    w.players = static_cast<std::uint16_t>(k_max_session_players);
     w.input_bytes = k_max_input_bytes;
     w.end_tick = far_tick;
     w.seed = ~0ull;
@@ -325,7 +325,7 @@ TEST_CASE("every message at its largest, sealed, fits one datagram of k_max_data
     r.slots_version = far_tick;
     r.slot_change_count = k_max_slot_changes_per_relay;
     for (std::uint32_t i = 0; i < r.slot_change_count; ++i) {
-      r.slot_changes[i] = {static_cast<std::uint8_t>(i * 4 + 3), {SlotState::gone, far_tick, 0}};  // 4 apart
+      r.slot_changes[i] = {static_cast<Slot>(i * 4 + 3), {SlotState::gone, far_tick, 0}};  // 4 apart
     }
     r.input_delay = k_max_input_delay;
     r.delay_from_tick = far_tick;

@@ -57,7 +57,7 @@ std::vector<net::ProtocolEvent> events_of(VirtualSessions<WalkerSim>::Participan
 
 /// Slot `slot`'s input in the ticks the host assembled: neutral (0) from `neutral_from` until
 /// `from`, its own from then on.
-void check_plays_from(const net::TickLog& ticks, std::uint8_t slot, std::uint64_t neutral_from, std::uint64_t from) {
+void check_plays_from(const net::TickLog& ticks, net::Slot slot, std::uint64_t neutral_from, std::uint64_t from) {
   for (std::uint64_t t = std::max(ticks.first_tick(), neutral_from); t <= ticks.known_through(); ++t) {
     const auto step = static_cast<std::int8_t>(std::to_integer<std::uint8_t>(ticks.inputs_of(t)[slot]));
     INFO("tick " << t);
@@ -429,7 +429,7 @@ TEST_CASE("a reconnect key file is written whole and read back exactly; anything
   CHECK(refused("lockstep reconnect key 2\n" + good.substr(25)));    // another version
   CHECK(refused(good.substr(0, 25) + "session 0123456789ABCDEF\nslot 7\nkey fedcba9876543210\n"));  // not lowercase
   CHECK(refused(good.substr(0, 25) + "session 0123456789abcde\nslot 7\nkey fedcba9876543210\n"));   // 15 digits
-  CHECK(refused(good.substr(0, 50) + "slot 8\nkey fedcba9876543210\n"));    // no such slot
+  CHECK(refused(good.substr(0, 50) + "slot 256\nkey fedcba9876543210\n"));  // no such slot
   CHECK(refused(good.substr(0, 50) + "slot -1\nkey fedcba9876543210\n"));
   CHECK(refused(good.substr(0, 50) + "slot 99999999999999999999\nkey fedcba9876543210\n"));
   CHECK(refused(good.substr(0, 50) + "slot 7\nkey 0000000000000000\n"));    // no key

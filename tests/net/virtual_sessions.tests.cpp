@@ -450,7 +450,7 @@ TEST_CASE("no forged datagram, not even one far ahead from the player's own addr
       forged.resize(forged.size() + net::k_packet_tag_bytes);
       elsewhere.send(forged);
       std::vector<std::byte> copied = d;
-      copied[3] = static_cast<std::byte>(net::MessageType::update);
+      copied[4] = static_cast<std::byte>(net::MessageType::update);  // the number's high byte
       elsewhere.send(copied);
       sent = true;
       break;
@@ -598,7 +598,7 @@ TEST_CASE("two peers behind one address get two slots, and a peer whose port cha
     CHECK(group[i].hashes.size() == 240);
   }
   CHECK(group.agree());
-  for (std::uint8_t slot = 0; slot < 3; ++slot) CHECK(group[0].session->protocol().slots()[slot].state == net::SlotState::active);
+  for (net::Slot slot = 0; slot < 3; ++slot) CHECK(group[0].session->protocol().slots()[slot].state == net::SlotState::active);
 }
 
 TEST_CASE("spectators and a relay host report the ticks they are behind, not stalls; players on a clean "

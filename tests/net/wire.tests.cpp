@@ -376,7 +376,7 @@ TEST_CASE("a running session's datagrams are small", "[net][wire][size]") {
   r.after_previous = true;
   r.running = true;
   write_relay(out, {MessageType::relay, 3, 1}, r, {4, 2});
-  CHECK(out.size() + k_packet_tag_bytes == 30);  // net/PROTOCOL.md's example
+  CHECK(out.size() + k_packet_tag_bytes == 31);  // net/PROTOCOL.md's example
 }
 
 TEST_CASE("a relay's inputs are each tick's changes from the tick before: a held input costs nothing, and any "
@@ -474,7 +474,7 @@ TEST_CASE("the header names what is wrong with a datagram", "[net][wire][hostile
   bad[3] = static_cast<std::byte>(MessageType::update);  // a sealed type in the clear layout
   CHECK(read_header(bad).ok());
   CHECK(read_header(bad)->clear);
-  // A sealed header: 4 bytes, its type with the top bit set, never a clear type.
+  // A sealed header: 5 bytes, its type with the top bit set, never a clear type.
   write_bye(d, k_header, {1});
   CHECK(d.size() == k_sealed_header_bytes + 1);
   CHECK(std::to_integer<int>(d[0]) == (0x80 | static_cast<int>(MessageType::bye)));
@@ -576,7 +576,7 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
     Relay many;
     many.slots_version = 9;
     many.slot_change_count = k_max_slot_changes_per_relay;
-    for (std::uint32_t i = 0; i < many.slot_change_count; ++i) many.slot_changes[i].slot = static_cast<std::uint8_t>(i);
+    for (std::uint32_t i = 0; i < many.slot_change_count; ++i) many.slot_changes[i].slot = static_cast<Slot>(i);
     write_relay(bad, k_header, many, {64, 2});
     CHECK(read_relay(bad, {64, 2}).ok());
     const std::size_t changes_at = k_sealed_header_bytes + 1 + 3 + 1;  // flags, first tick and acks, version
@@ -587,12 +587,20 @@ TEST_CASE("hostile payloads are refused as malformed and never read past their e
   }
   SECTION("a welcome out of bounds") {
     Welcome w;
-    w.players = 9;
+    w.players = static_cast<std::uint16_t>(k_max_session_players + 1);
     w.input_bytes = 2;
     w.end_tick = 10;
     std::vector<std::byte> d;
     write_welcome(d, k_header, w);
     CHECK(read_welcome(d).drop == DropReason::malformed);
+    w.players = static_cast<std::uint16_t>(k_max_tick_input_bytes / 16 + 1);  // a tick of inputs no relay carries
+    w.input_bytes = 16;
+    write_welcome(d, k_header, w);
+    CHECK(read_welcome(d).drop == DropReason::malformed);
+    w.players = static_cast<std::uint16_t>(k_max_tick_input_bytes / 16);
+    write_welcome(d, k_header, w);
+    CHECK(read_welcome(d).ok());
+    w.input_bytes = 2;
     w.players = 2;
     w.slot = 2;  // a slot past the players
     write_welcome(d, k_header, w);

@@ -87,7 +87,7 @@ class HandJoiner {
     return d;
   }
 
-  std::uint8_t connection = 0;  ///< the welcome's, once it opened
+  net::ConnectionId connection = 0;  ///< the welcome's, once it opened
 
  private:
   static std::array<std::byte, net::k_key_exchange_bytes> seed(std::uint64_t nonce) {

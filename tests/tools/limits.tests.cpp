@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lockstep/cli/command_limits.hpp"
+#include "lockstep/engine/button_input.hpp"
 #include "lockstep/engine/tick_limit.hpp"
 #include "lockstep/engine/world_config.hpp"
 #include "lockstep/net/wire/wire.hpp"
@@ -38,9 +39,9 @@ ProcessResult regress_arena_with(std::uint32_t players) {
 }  // namespace
 
 TEST_CASE("every limit has the value the formats, the wire and the documentation promise") {
-  STATIC_REQUIRE(lockstep::k_max_world_players == 8);
-  STATIC_REQUIRE(lockstep::net::k_max_session_players == 8);
-  STATIC_REQUIRE(lockstep::replay::k_max_replay_players == 64);
+  STATIC_REQUIRE(lockstep::k_max_world_players == 256);
+  STATIC_REQUIRE(lockstep::net::k_max_session_players == 256);
+  STATIC_REQUIRE(lockstep::replay::k_max_replay_players == 256);
   STATIC_REQUIRE(lockstep::k_tick_limit == std::uint64_t{1} << 40);
   STATIC_REQUIRE(lockstep::cli::k_max_command_ticks == 1'000'000'000);
   STATIC_REQUIRE(lockstep::replay::k_max_golden_ticks == 10'000'000);
@@ -66,6 +67,9 @@ TEST_CASE("every other limit has the value the documentation and the protocol pr
   STATIC_REQUIRE(net::k_max_spectators == 16);
   STATIC_REQUIRE(net::k_max_datagram_bytes == 1200);
   STATIC_REQUIRE(net::k_max_config_bytes == 960);
+  STATIC_REQUIRE(net::k_max_tick_input_bytes == 512);
+  // The built-in world's 2-byte inputs fit a tick of the most players.
+  STATIC_REQUIRE(net::k_max_session_players * ButtonInput::k_bytes <= net::k_max_tick_input_bytes);
   STATIC_REQUIRE(cli::k_max_port == 65535);
   STATIC_REQUIRE(cli::k_min_timeout_ms == 100);
   STATIC_REQUIRE(cli::k_max_timeout_ms == 600'000);
@@ -143,35 +147,35 @@ TEST_CASE("the command line bounds each option by its named limit and names it w
   CHECK(token_help.find("0 to " + number(lockstep::net::k_max_session_players - 1) + ", or any") != std::string::npos);
 }
 
-TEST_CASE("run, play, host and golden files take 8 players and refuse a 9th, naming 1 to 8") {
+TEST_CASE("run, play, host and golden files take 256 players and refuse a 257th, naming 1 to 256") {
   SECTION("run") {
-    CHECK(lockstep_cli({"run", "--players", "8", "--ticks", "1"}).exit_code == 0);
-    const ProcessResult nine = lockstep_cli({"run", "--players", "9", "--ticks", "1"});
-    CHECK(nine.exit_code == 2);
-    CHECK(nine.err == "error: players must be 1 to 8, not 9\n");
+    CHECK(lockstep_cli({"run", "--players", "256", "--ticks", "1"}).exit_code == 0);
+    const ProcessResult more = lockstep_cli({"run", "--players", "257", "--ticks", "1"});
+    CHECK(more.exit_code == 2);
+    CHECK(more.err == "error: --players: '257' is not a whole number from 1 to 256\n");
   }
   SECTION("play") {
-    RunningProcess eight(k_lockstep, {"play", "--players", "8", "--port", "0"});
-    CHECK(eight.wait_for("play: you are player 0"));
-    const ProcessResult nine = lockstep_cli({"play", "--players", "9", "--port", "0"});
-    CHECK(nine.exit_code == 2);
-    CHECK(nine.err == "error: players must be 1 to 8, not 9\n");
+    RunningProcess most(k_lockstep, {"play", "--players", "256", "--port", "0"});
+    CHECK(most.wait_for("play: you are player 0"));
+    const ProcessResult more = lockstep_cli({"play", "--players", "257", "--port", "0"});
+    CHECK(more.exit_code == 2);
+    CHECK(more.err == "error: --players: '257' is not a whole number from 1 to 256\n");
   }
   SECTION("host") {
     const std::string port = std::to_string(free_udp_port());
-    const ProcessResult eight = lockstep_cli({"host", "--players", "8", "--port", port, "--wait-timeout", "1"});
-    CHECK(eight.exit_code == 3);  // accepted, and gave up waiting for 7 joiners
+    const ProcessResult most = lockstep_cli({"host", "--players", "256", "--port", port, "--wait-timeout", "1"});
+    CHECK(most.exit_code == 3);  // accepted, and gave up waiting for 255 joiners
     // Refused before it binds; were it taken, the host would give up waiting rather than hang the test.
-    const ProcessResult nine = lockstep_cli({"host", "--players", "9", "--port", port, "--wait-timeout", "5"});
-    CHECK(nine.exit_code == 2);
-    CHECK(nine.err == "error: --players: '9' is not a whole number from 1 to 8\n");
+    const ProcessResult more = lockstep_cli({"host", "--players", "257", "--port", port, "--wait-timeout", "5"});
+    CHECK(more.exit_code == 2);
+    CHECK(more.err == "error: --players: '257' is not a whole number from 1 to 256\n");
   }
   SECTION("a golden file") {
-    const ProcessResult eight = regress_arena_with(8);
-    CHECK(eight.out.find("FAIL players: no hashes held") != std::string::npos);  // read, not refused
-    const ProcessResult nine = regress_arena_with(9);
-    CHECK(nine.exit_code != 0);
-    CHECK(nine.err.find("players: players must be 1 to 8, not 9") != std::string::npos);
+    const ProcessResult most = regress_arena_with(256);
+    CHECK(most.out.find("FAIL players: no hashes held") != std::string::npos);  // read, not refused
+    const ProcessResult more = regress_arena_with(257);
+    CHECK(more.exit_code != 0);
+    CHECK(more.err.find("players: players must be 1 to 256, not 257") != std::string::npos);
   }
 }
 

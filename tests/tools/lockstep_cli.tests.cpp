@@ -259,7 +259,7 @@ TEST_CASE("bad arguments give one 'error:' line on stderr and exit code 2", "[to
       {"run", "--ticks", "-5"},
       {"run", "--scene", "moon"},
       {"run", "--players", "0"},
-      {"run", "--players", "9"},
+      {"run", "--players", "257"},
       {"run", "--integrator", "leapfrog"},
       {"run", "--substeps", "0"},
       {"run", "--bogus"},

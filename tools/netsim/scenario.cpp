@@ -54,6 +54,11 @@ std::string Scenario::describe() const {
     if (trouble == Trouble::desync) out += " (tick " + std::to_string(perturb_tick) + (resync ? ", resync)" : ", stop)");
   }
   if (start_with != 0) out += ", starts with " + std::to_string(start_with);
+  if (join_within_ms != 500) {  // piece by piece, as below
+    out += ", joining within ";
+    out += std::to_string(join_within_ms);
+    out += " ms";
+  }
   if (input_tolerance == 0) out += ", input tolerance off";
   if (slow_player) {  // appended piece by piece: g++ 12 for i686 reads a chain of + as overlapping
     out += ", slow player ";
@@ -150,6 +155,20 @@ Scenario generate(std::uint64_t seed) {
     s.faults[slow].in_delay_ms = extra;
     s.slow_player = slow;
     s.ticks = std::min(s.ticks, std::max<std::uint64_t>(30, 10'000'000 / s.expected_tick_us()));
+  }
+  // Last of all, in one session of 40 without trouble, a crowd: 9 to k_max_session_players players,
+  // every one of them with faults and a frame of its own, a few seconds long.
+  if (rng.below(40) == 0 && s.trouble == Trouble::none && !s.slow_player) {
+    s.players = 9 + rng.below(net::k_max_session_players - 8);
+    s.start_with = 0;
+    s.faults.clear();
+    s.frame_us.clear();
+    for (std::uint32_t i = 0; i < s.participants(); ++i) {
+      s.faults.push_back(random_faults(rng));
+      s.frame_us.push_back(2'000 + rng.below(18'001));
+    }
+    s.ticks = std::min<std::uint64_t>(s.ticks, 3 * s.tick_rate_hz);
+    s.join_within_ms = 20 * s.participants();  // 50 a second
   }
   return s;
 }

@@ -55,6 +55,9 @@ struct Scenario {
   bool resync = false;                  ///< the host resyncs a desync rather than stop
   std::uint64_t perturb_tick = 0;       ///< desync: the tick after which the victim's state is nudged
   std::uint32_t bodies = 12;            ///< passive circles in the arena
+  /// Participants that join at the start arrive within this long of the host (a crowd's over
+  /// longer, as a lobby fills: the host does the key work of 64 handshakes a second).
+  std::uint32_t join_within_ms = 500;
   /// When set, every spectator arrives this long after the host started (else within half a
   /// second, or for a third of them while the session runs).
   std::optional<std::uint32_t> spectators_join_ms;

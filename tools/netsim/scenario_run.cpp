@@ -40,12 +40,13 @@ ScenarioReport Run::go() {
   players_.resize(s_.participants());
   Rng rng(s_.seed ^ 0x5DEECE66Dull);
   for (std::uint32_t i = 0; i < s_.participants(); ++i) {
-    // The host first, everyone else within half a second, except a third of the spectators, which
+    // The host first, everyone else within join_within_ms (half a second), except a third of the spectators, which
     // arrive while the session runs and start from the host's state (one arriving after a short
     // session ended rightly finds no host).
     const auto session_ms = static_cast<std::uint32_t>(s_.ticks * s_.expected_tick_us() / 1000);
     const bool late = (i > s_.peers() && rng.below(3) == 0) || s_.late_player(i);
-    Instant join_at = i == 0 ? Instant{0} : milliseconds(late ? 500 + rng.below(session_ms + 1) : rng.below(500));
+    Instant join_at = i == 0 ? Instant{0}
+                                   : milliseconds(late ? 500 + rng.below(session_ms + 1) : rng.below(s_.join_within_ms));
     if (i > s_.peers() && s_.spectators_join_ms) join_at = milliseconds(*s_.spectators_join_ms);
     if (s_.late_player(i) && s_.late_players_join_ms) join_at = milliseconds(*s_.late_players_join_ms);
     // A rejoin's successor starts when its predecessor has been dead for a while (befall sets it).

@@ -13,10 +13,10 @@ namespace lockstep::net {
 namespace {
 
 /// Format, role, slot, expiry, host id, client id, client secret.
-constexpr std::size_t k_grant_bytes = 1 + 1 + 1 + 8 + 8 + 8 + k_credential_secret_bytes;
+constexpr std::size_t k_grant_bytes = 1 + 1 + 2 + 8 + 8 + 8 + k_credential_secret_bytes;
 static_assert(k_token_blob_bytes == k_once_nonce_bytes + k_grant_bytes + k_packet_tag_bytes);
 static_assert(k_token_key_bytes == crypto_aead_xchacha20poly1305_ietf_KEYBYTES);
-constexpr std::string_view k_token_ad = "lockstep token 1";
+constexpr std::string_view k_token_ad = "lockstep token 2";
 
 const unsigned char* as_uchar(const std::byte* p) { return reinterpret_cast<const unsigned char*>(p); }
 unsigned char* as_uchar(std::byte* p) { return reinterpret_cast<unsigned char*>(p); }
@@ -32,7 +32,7 @@ ConnectToken mint_token(const TokenKey& key, const TokenGrant& grant, const std:
   ByteWriter w(plain);
   w.u8(k_token_format);
   w.u8(static_cast<std::uint8_t>(grant.role));
-  w.u8(grant.slot);
+  w.u16(grant.slot);
   w.u64(grant.expires);
   w.u64(grant.host_id);
   w.u64(grant.client_id);
@@ -59,7 +59,7 @@ std::optional<OpenedToken> open_token(const TokenKey& key, const TokenBlob& blob
   OpenedToken out;
   const std::uint8_t format = r.u8();
   const std::uint8_t role = r.u8();
-  out.grant.slot = r.u8();
+  out.grant.slot = r.u16();
   out.grant.expires = r.u64();
   out.grant.host_id = r.u64();
   out.grant.client_id = r.u64();

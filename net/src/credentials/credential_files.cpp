@@ -13,7 +13,7 @@ namespace lockstep::net {
 namespace {
 
 constexpr const char* k_key_first_line = "lockstep token key 1";
-constexpr const char* k_token_first_line = "lockstep connect token 1";
+constexpr const char* k_token_first_line = "lockstep connect token 2";
 constexpr int k_base64 = sodium_base64_VARIANT_URLSAFE_NO_PADDING;
 
 /// Room for a whole credential file: text built in it never reallocates, so that one wipe at the
@@ -151,7 +151,7 @@ Result<ConnectToken> read_connect_token(const std::string& path) {
   for (std::byte b : client_bytes) client = (client << 8) | std::to_integer<std::uint64_t>(b);
   if (ok) {
     token.grant.role = l[3] == "role player" ? Role::player : Role::spectator;
-    token.grant.slot = l[4] == "slot any" ? k_no_slot : static_cast<std::uint8_t>(slot);
+    token.grant.slot = l[4] == "slot any" ? k_no_slot : static_cast<Slot>(slot);
     token.grant.client_id = client;
   }
   for (std::string& line : *lines) sodium_memzero(line.data(), line.size());

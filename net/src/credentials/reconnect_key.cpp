@@ -27,7 +27,7 @@ bool hex_line(std::string_view line, std::string_view name, std::uint64_t& out) 
 }
 
 /// "slot <1 to 3 decimal digits>", a slot of a session.
-bool slot_line(std::string_view line, std::uint8_t& out) {
+bool slot_line(std::string_view line, Slot& out) {
   if (line.size() < 6 || line.size() > 8 || line.substr(0, 5) != "slot ") return false;
   unsigned value = 0;
   for (const char c : line.substr(5)) {
@@ -35,7 +35,7 @@ bool slot_line(std::string_view line, std::uint8_t& out) {
     value = value * 10 + static_cast<unsigned>(c - '0');
   }
   if (value >= k_max_session_players) return false;
-  out = static_cast<std::uint8_t>(value);
+  out = static_cast<Slot>(value);
   return true;
 }
 

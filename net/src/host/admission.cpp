@@ -36,7 +36,7 @@ bool Admission::cookie_holds(const Endpoint& from, std::uint64_t nonce, const Co
   return same(cookie_of(cookie_key_, from, nonce, epoch)) || (epoch != 0 && same(cookie_of(cookie_key_, from, nonce, epoch - 1)));
 }
 
-std::variant<std::uint8_t, Refusal> Admission::place(Role role, const std::optional<Reclaim>& reclaim,
+std::variant<Slot, Refusal> Admission::place(Role role, const std::optional<Reclaim>& reclaim,
                                                      const Places& places, std::uint64_t session) const {
   if (role == Role::spectator && places.spectators >= k_max_spectators) {
     return Refusal{RefuseReason::full, "the session has all the spectators it serves"};
@@ -44,7 +44,7 @@ std::variant<std::uint8_t, Refusal> Admission::place(Role role, const std::optio
   if (places.over) return Refusal{RefuseReason::started, "the session is over"};
   if (role == Role::spectator) return k_no_slot;
   if (reclaim) {
-    const std::uint8_t slot = reclaimable(*reclaim, session);
+    const Slot slot = reclaimable(*reclaim, session);
     if (slot == k_no_slot) return Refusal{RefuseReason::key, "the reconnect key is not for a slot of this session"};
     return slot;
   }
@@ -52,7 +52,7 @@ std::variant<std::uint8_t, Refusal> Admission::place(Role role, const std::optio
   return places.free_slot;
 }
 
-std::uint8_t Admission::reclaimable(const Reclaim& reclaim, std::uint64_t session) const {
+Slot Admission::reclaimable(const Reclaim& reclaim, std::uint64_t session) const {
   // Bound to this session and to a slot a joiner holds or held (never the host's own).
   const bool ok = reclaim.session == session && reclaim.slot < players_ && (relay_ || reclaim.slot != 0) &&
                   slot_keys_[reclaim.slot] != 0 &&
@@ -87,7 +87,7 @@ std::array<std::byte, 32> Admission::random_bytes32() {
   return out;
 }
 
-void Admission::new_slot_key(std::uint8_t slot) {
+void Admission::new_slot_key(Slot slot) {
   do slot_keys_[slot] = random_u64();
   while (slot_keys_[slot] == 0);
 }

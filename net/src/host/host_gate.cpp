@@ -12,7 +12,7 @@ HostGate::HostGate(const HostCredentials& credentials, std::uint32_t players, bo
       players_(players),
       admission_(test_key_seed, players, relay),
       host_key_(admission_.random_bytes32()),
-      key_work_(now) {}
+      key_work_(now, players) {}
 
 void HostGate::answer_hello(const Endpoint& from, const Hello& hello, Instant now, Outbox& out) const {
   // A cookie for this address and nonce, and the host's key (63 bytes, to a hello of 64).

@@ -33,7 +33,7 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
   LOCKSTEP_ASSERT(config_.players >= 1 && config_.players <= k_max_session_players);
   LOCKSTEP_ASSERT(config_.input_bytes >= 1 && config_.neutral_input.size() == config_.input_bytes);
   set_parameters({config_.players, config_.input_bytes, config_.tick_rate_hz, config_.input_delay, config_.end_tick,
-                  config_.seed, config_.relay ? k_no_slot : std::uint8_t{0}, gate_.admission().random_u64(),
+                  config_.seed, config_.relay ? k_no_slot : Slot{0}, gate_.admission().random_u64(),
                   config_.prediction_window});
   start_ticks(0);
   start_delay(config_.input_delay);
@@ -308,16 +308,16 @@ void HostProtocol::take_slot_changes(const Connection& c, Relay& m) {
   // or the latest when all are in.
   changed_slots_.clear();
   for (std::uint32_t p = 0; p < config_.players; ++p) {
-    if (slot_changed_at_[p] > c.slots_acked) changed_slots_.push_back(static_cast<std::uint8_t>(p));
+    if (slot_changed_at_[p] > c.slots_acked) changed_slots_.push_back(static_cast<Slot>(p));
   }
   m.slots_version = slots_version_;
   if (changed_slots_.size() > k_max_slot_changes_per_relay) {
-    std::ranges::sort(changed_slots_, {}, [&](std::uint8_t slot) { return slot_changed_at_[slot]; });
+    std::ranges::sort(changed_slots_, {}, [&](Slot slot) { return slot_changed_at_[slot]; });
     changed_slots_.resize(k_max_slot_changes_per_relay);
     m.slots_version = slot_changed_at_[changed_slots_.back()];
     std::ranges::sort(changed_slots_);
   }
-  for (const std::uint8_t slot : changed_slots_) m.slot_changes[m.slot_change_count++] = {slot, slots()[slot]};
+  for (const Slot slot : changed_slots_) m.slot_changes[m.slot_change_count++] = {slot, slots()[slot]};
   m.input_delay = static_cast<std::uint8_t>(announced_delay());
   m.delay_from_tick = announced_delay_from();
 }
@@ -538,11 +538,8 @@ std::size_t HostProtocol::connected() const {
       std::count_if(connections_.begin(), connections_.end(), [](const Connection& c) { return !c.is_gone(); }));
 }
 
-Connection* HostProtocol::find(std::uint8_t id) {
-  for (Connection& c : connections_) {
-    if (c.id == id) return &c;
-  }
-  return nullptr;
+Connection* HostProtocol::find(ConnectionId id) {
+  return id < position_of_.size() && position_of_[id] != 0 ? &connections_[position_of_[id] - 1] : nullptr;
 }
 
 }  // namespace lockstep::net

@@ -4,6 +4,7 @@
 // to the session's state, and departures.
 
 #include <algorithm>
+#include <limits>
 
 #include "lockstep/net/host/host_protocol.hpp"
 
@@ -117,19 +118,19 @@ Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Ro
       }) && !connect.reclaim) {
     return refuse_with({RefuseReason::key, "this connect token is in use by a joiner still in the session"});
   }
-  std::variant<std::uint8_t, Refusal> place = gate_.admission().place(role, connect.reclaim, places(), parameters().session);
+  std::variant<Slot, Refusal> place = gate_.admission().place(role, connect.reclaim, places(), parameters().session);
   // A token's fixed slot: that one, free or reclaimed, and no other.
-  if (const std::uint8_t* slot = std::get_if<std::uint8_t>(&place);
+  if (const Slot* slot = std::get_if<Slot>(&place);
       slot != nullptr && role == Role::player && credential.slot != k_no_slot && *slot != credential.slot) {
     const bool free = std::none_of(connections_.begin(), connections_.end(), [&](const Connection& c) {
       return !c.is_gone() && c.slot == credential.slot;
     }) && slots()[credential.slot].state == SlotState::waiting;
-    place = free && !connect.reclaim ? std::variant<std::uint8_t, Refusal>(credential.slot)
+    place = free && !connect.reclaim ? std::variant<Slot, Refusal>(credential.slot)
                                      : Refusal{RefuseReason::full, "the slot this token is for is taken"};
   }
   if (const Refusal* refusal = std::get_if<Refusal>(&place)) return refuse_with(*refusal);
-  const std::uint8_t slot = std::get<std::uint8_t>(place);
-  const std::uint8_t id = free_connection_id();
+  const Slot slot = std::get<Slot>(place);
+  const ConnectionId id = free_connection_id();
   if (id == 0) return refuse_with({RefuseReason::full, "the session has no connection left"});
   // A player admitted once the session is under way plays from a tick the host announces later;
   // its slot stays as it is (waiting, or gone) until then. A joiner of a session under way
@@ -171,12 +172,13 @@ Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Ro
   }
   if (slot != k_no_slot && !late) set_slot(slot, {SlotState::active, 0, 0});
   connections_.push_back(std::move(c));
+  index_connections();
   if (slot == k_no_slot) emit(event::SpectatorJoined{});
   else if (!late) emit(event::PlayerJoined{slot, 0});
   return &connections_.back();
 }
 
-void HostProtocol::reclaim_slot(std::uint8_t slot) {
+void HostProtocol::reclaim_slot(Slot slot) {
   // Whoever holds the slot now is the process this one replaces, dead or about to be (its
   // departure does not end a relay host's session: the slot has a player again).
   reclaiming_ = true;
@@ -197,23 +199,30 @@ Places HostProtocol::places() const {
   return p;
 }
 
-std::uint8_t HostProtocol::free_slot() const {
+Slot HostProtocol::free_slot() const {
   for (std::uint32_t p = 0; p < config_.players; ++p) {
     const bool held = std::any_of(connections_.begin(), connections_.end(),
                                   [&](const Connection& c) { return !c.is_gone() && c.slot == p; });
-    if (slots()[p].state == SlotState::waiting && !held) return static_cast<std::uint8_t>(p);
+    if (slots()[p].state == SlotState::waiting && !held) return static_cast<Slot>(p);
   }
   return k_no_slot;
 }
 
-std::uint8_t HostProtocol::free_connection_id() const {
+ConnectionId HostProtocol::free_connection_id() const {
   // The smallest id not in use (0 when none is left): ids of joiners forgotten come back.
-  std::uint8_t id = 1;
-  const auto used = [&](std::uint8_t candidate) {
-    return std::any_of(connections_.begin(), connections_.end(), [&](const Connection& c) { return c.id == candidate; });
-  };
-  while (id != 0 && used(id)) ++id;
-  return id;
+  for (std::size_t id = 1; id <= std::numeric_limits<ConnectionId>::max(); ++id) {
+    if (id >= position_of_.size() || position_of_[id] == 0) return static_cast<ConnectionId>(id);
+  }
+  return 0;
+}
+
+void HostProtocol::index_connections() {
+  position_of_.clear();
+  for (std::size_t i = 0; i < connections_.size(); ++i) {
+    const ConnectionId id = connections_[i].id;
+    if (id >= position_of_.size()) position_of_.resize(std::size_t{id} + 1, 0);
+    position_of_[id] = static_cast<std::uint32_t>(i + 1);
+  }
 }
 
 std::uint64_t HostProtocol::notice_ticks() const {
@@ -241,7 +250,7 @@ void HostProtocol::welcome(Connection& c, Instant now) {
   w.nonce = c.nonce;
   w.session = parameters().session;
   w.slot = c.slot;
-  w.players = static_cast<std::uint8_t>(config_.players);
+  w.players = static_cast<std::uint16_t>(config_.players);
   w.input_bytes = static_cast<std::uint8_t>(config_.input_bytes);
   w.tick_rate_hz = static_cast<std::uint16_t>(config_.tick_rate_hz);
   w.input_delay = static_cast<std::uint8_t>(config_.input_delay);
@@ -428,9 +437,10 @@ void HostProtocol::say_goodbye(Connection& c) {
 
 void HostProtocol::forget_departed() {
   // Departed players stay (their ids taken, their slots neutral), except before the start.
-  std::erase_if(connections_, [&](const Connection& c) {
+  const std::size_t erased = std::erase_if(connections_, [&](const Connection& c) {
     return c.in<phase::Forgotten>() || (c.in<phase::Gone>() && state_ == HostState::waiting);
   });
+  if (erased != 0) index_connections();
 }
 
 void HostProtocol::watch_silences(Instant now) {
@@ -462,7 +472,7 @@ bool HostProtocol::blocked_too_long(const Connection& c, Instant now) const {
          static_cast<std::int64_t>(decided_in_a_row_[c.slot]) * tick_period() > config_.timeout_after;
 }
 
-void HostProtocol::set_slot(std::uint8_t slot, SlotStatus status) {
+void HostProtocol::set_slot(Slot slot, SlotStatus status) {
   // Relays carry the change until it is acknowledged.
   if (set_slot_status(slot, status)) slot_changed_at_[slot] = ++slots_version_;
 }

@@ -19,7 +19,7 @@ void HostProtocol::decide_late_inputs(Instant now) {
     std::uint32_t behind = 0;
     std::optional<Instant> first_arrival;
     for (std::uint32_t p = 0; p < config_.players; ++p) {
-      const auto slot = static_cast<std::uint8_t>(p);
+      const auto slot = static_cast<Slot>(p);
       if (slots()[p].neutral_at(tick)) continue;
       if (inputs_.held_through(slot) >= tick) {
         if (const std::optional<Instant> arrived = inputs_.arrived_at(slot, tick)) {
@@ -47,7 +47,7 @@ void HostProtocol::decide_late_inputs(Instant now) {
     }
     due_at_[static_cast<std::size_t>(tick % due_at_.size())] = {tick, due};
     for (std::uint32_t p = 0; p < config_.players; ++p) {
-      const auto slot = static_cast<std::uint8_t>(p);
+      const auto slot = static_cast<Slot>(p);
       if (slots()[p].neutral_at(tick) || inputs_.held_through(slot) >= tick) continue;
       inputs_.decide(slot);
       ++decided_[slot].inputs;
@@ -64,7 +64,7 @@ std::uint32_t HostProtocol::delay_for(std::uint64_t tick) const {
   return tick >= announced_delay_from() + announced_delay() ? announced_delay() : widest_delay();
 }
 
-void HostProtocol::note_late_inputs(std::uint8_t slot, const InputAssembly::Taken& taken) {
+void HostProtocol::note_late_inputs(Slot slot, const InputAssembly::Taken& taken) {
   // In time again, or a late one that came within the tolerance of its tick's due time: the slot
   // keeps up, and is waited for again.
   if (taken.in_time) behind_[slot] = false;

@@ -13,11 +13,11 @@ InputAssembly::InputAssembly(std::uint32_t players, std::vector<std::byte> neutr
       through_(players),
       latest_(players),
       latest_tick_(players) {
-  for (std::uint32_t p = 0; p < players; ++p) reset(static_cast<std::uint8_t>(p));
+  for (std::uint32_t p = 0; p < players; ++p) reset(static_cast<Slot>(p));
   scratch_.reserve(static_cast<std::size_t>(players) * input_bytes_);
 }
 
-void InputAssembly::reset(std::uint8_t slot) {
+void InputAssembly::reset(Slot slot) {
   held_[slot].clear();
   for (std::uint32_t t = 0; t < input_delay_; ++t) held_[slot].insert(held_[slot].end(), neutral_.begin(), neutral_.end());
   held_at_[slot].assign(input_delay_, std::nullopt);
@@ -26,7 +26,7 @@ void InputAssembly::reset(std::uint8_t slot) {
   latest_tick_[slot] = input_delay_;
 }
 
-InputAssembly::Taken InputAssembly::take(std::uint8_t slot, std::uint64_t first_tick, std::span<const std::byte> inputs,
+InputAssembly::Taken InputAssembly::take(Slot slot, std::uint64_t first_tick, std::span<const std::byte> inputs,
                                          std::uint64_t limit, bool (*valid)(std::span<const std::byte>), Instant now) {
   Taken taken;
   std::vector<std::byte>& held = held_[slot];
@@ -63,13 +63,13 @@ InputAssembly::Taken InputAssembly::take(std::uint8_t slot, std::uint64_t first_
   return taken;
 }
 
-void InputAssembly::decide(std::uint8_t slot) {
+void InputAssembly::decide(Slot slot) {
   held_[slot].insert(held_[slot].end(), latest_[slot].begin(), latest_[slot].end());
   held_at_[slot].push_back(std::nullopt);
   ++through_[slot];
 }
 
-std::optional<Instant> InputAssembly::arrived_at(std::uint8_t slot, std::uint64_t tick) const {
+std::optional<Instant> InputAssembly::arrived_at(Slot slot, std::uint64_t tick) const {
   const std::uint64_t first = through_[slot] + 1 - held_at_[slot].size();
   return held_at_[slot][static_cast<std::size_t>(tick - first)];
 }
@@ -84,7 +84,7 @@ bool InputAssembly::take_own(std::uint64_t tick, std::span<const std::byte> inpu
   return true;
 }
 
-void InputAssembly::neutral_until(std::uint8_t slot, std::uint64_t from, std::uint64_t known_through) {
+void InputAssembly::neutral_until(Slot slot, std::uint64_t from, std::uint64_t known_through) {
   std::vector<std::byte>& held = held_[slot];
   std::uint64_t& through = through_[slot];
   if (through < known_through) {

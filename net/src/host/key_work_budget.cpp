@@ -40,7 +40,10 @@ std::pair<typename KeyWorkBudget::Shares<Key, N>::Share*, double> KeyWorkBudget:
   return {share, share->used ? tokens_of(*share) : burst};
 }
 
-KeyWorkBudget::KeyWorkBudget(Instant now) : host_{k_burst, now} {}
+KeyWorkBudget::KeyWorkBudget(Instant now, std::uint32_t players)
+    : host_{k_burst, now},
+      player_invite_burst_(std::max(k_credential_burst, static_cast<double>(players))),
+      player_invite_per_second_(std::max(k_credential_per_second, static_cast<double>(players) / 4.0)) {}
 
 std::optional<Duration> KeyWorkBudget::take(const Endpoint& from, const std::optional<CredentialShareKey>& credential,
                                             Instant now) {
@@ -48,11 +51,14 @@ std::optional<Duration> KeyWorkBudget::take(const Endpoint& from, const std::opt
   auto [address_share, address] = addresses_.find(address_group(from), now, k_address_burst, k_address_per_second);
   using CredentialShare = Shares<CredentialShareKey, 16>::Share;
   CredentialShare* credential_share = nullptr;
-  double by_credential = k_credential_burst;
-  if (credential) std::tie(credential_share, by_credential) = credentials_.find(*credential, now, k_credential_burst, k_credential_per_second);
+  const bool player_invite = credential && credential->kind == CredentialKind::invite && credential->role == Role::player;
+  const double credential_burst = player_invite ? player_invite_burst_ : k_credential_burst;
+  const double credential_per_second = player_invite ? player_invite_per_second_ : k_credential_per_second;
+  double by_credential = credential_burst;
+  if (credential) std::tie(credential_share, by_credential) = credentials_.find(*credential, now, credential_burst, credential_per_second);
   if (host < 1.0 || address < 1.0 || by_credential < 1.0) {  // nothing taken, nothing claimed
     return std::max({wait_for_one(host, k_per_second), wait_for_one(address, k_address_per_second),
-                     wait_for_one(by_credential, k_credential_per_second)});
+                     wait_for_one(by_credential, credential_per_second)});
   }
   host_ = {host - 1.0, now};
   *address_share = {address_group(from), {address - 1.0, now}, true};

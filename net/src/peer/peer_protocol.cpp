@@ -373,7 +373,7 @@ void PeerProtocol::take_slots(const Relay& r) {
     }
   }
   slots_version_ = *r.slots_version;
-  const std::uint8_t own = parameters().slot;
+  const Slot own = parameters().slot;
   if (own != k_no_slot && own_inputs_from() == 0 && slots()[own].state == SlotState::active &&
       slots()[own].plays_from_tick > ticks().known_through()) {
     // This late player plays from the announced tick: its inputs before it are neutral.

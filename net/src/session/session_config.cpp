@@ -4,8 +4,13 @@
 
 namespace lockstep::net {
 
-Status check_host_settings(const HostSettings& host, std::uint32_t players) {
+Status check_host_settings(const HostSettings& host, std::uint32_t players, std::uint32_t input_bytes) {
   if (players < 1 || players > k_max_session_players) return fail("sessions have 1 to ", k_max_session_players, " players");
+  if (input_bytes < 1 || input_bytes > k_max_input_bytes) return fail("a player's input is 1 to ", k_max_input_bytes, " bytes");
+  if (players * input_bytes > k_max_tick_input_bytes) {
+    return fail(players, " players of ", input_bytes, "-byte inputs are ", players * input_bytes, " bytes a tick; a session carries at most ",
+                k_max_tick_input_bytes);
+  }
   if (host.input_delay > k_max_input_delay) return fail("the input delay is 0 to ", k_max_input_delay, " ticks");
   if (host.prediction_window > k_max_prediction_window) {
     return fail("the prediction window (--rollback) is 0 to ", k_max_prediction_window, " ticks");

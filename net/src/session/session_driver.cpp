@@ -22,7 +22,7 @@ struct EventLine {
   const NetSimConfig& netsim;
   bool host;
 
-  [[nodiscard]] static std::string player(std::uint8_t slot) { return "player " + std::to_string(slot); }
+  [[nodiscard]] static std::string player(Slot slot) { return "player " + std::to_string(slot); }
 
   std::string operator()(const event::Welcomed&) const {
     return name + ": joined session " + hash_hex(p.session) +

@@ -31,7 +31,7 @@ void write_connect(std::vector<std::byte>& out, const Header& h, const Connect& 
   w.u8(static_cast<std::uint8_t>(m.role));
   const Reclaim reclaim = m.reclaim.value_or(Reclaim{});
   w.u64(reclaim.session);
-  w.u8(reclaim.slot);
+  w.u16(reclaim.slot);
   w.u64(reclaim.key);
 }
 
@@ -40,8 +40,8 @@ void write_welcome(std::vector<std::byte>& out, const Header& h, const Welcome& 
   w.bytes(m.host_ephemeral);
   w.u64(m.nonce);
   w.u64(m.session);
-  w.u8(m.slot);
-  w.u8(m.players);
+  w.u16(m.slot);
+  w.u16(m.players);
   w.u8(m.input_bytes);
   w.u16(m.tick_rate_hz);
   w.u8(m.input_delay);
@@ -143,7 +143,7 @@ Decoded<Connect> read_connect_sealed(std::span<const std::byte> opened, const Co
   m.role = static_cast<Role>(role);
   Reclaim reclaim;
   reclaim.session = r.u64();
-  reclaim.slot = r.u8();
+  reclaim.slot = r.u16();
   reclaim.key = r.u64();
   if (reclaim.key != 0) {
     if (m.role != Role::player || reclaim.slot >= k_max_session_players) r.fail();
@@ -160,8 +160,8 @@ Decoded<Welcome> read_welcome(std::span<const std::byte> d) {
   copy_into(m.host_ephemeral, r.bytes(k_key_exchange_bytes));
   m.nonce = r.u64();
   m.session = r.u64();
-  m.slot = r.u8();
-  m.players = r.u8();
+  m.slot = r.u16();
+  m.players = r.u16();
   m.input_bytes = r.u8();
   m.tick_rate_hz = r.u16();
   m.input_delay = r.u8();
@@ -192,6 +192,7 @@ Decoded<Welcome> read_welcome(std::span<const std::byte> d) {
   }
   if ((m.late || m.reconnect_key != 0) && m.slot == k_no_slot) r.fail();
   if (m.players < 1 || m.players > k_max_session_players || m.input_bytes < 1 || m.input_bytes > k_max_input_bytes ||
+      std::uint32_t{m.players} * m.input_bytes > k_max_tick_input_bytes ||
       m.tick_rate_hz < 1 || m.tick_rate_hz > k_max_tick_rate_hz || m.end_tick < 1 || m.input_delay > k_max_input_delay ||
       (m.slot != k_no_slot && m.slot >= m.players)) {
     r.fail();

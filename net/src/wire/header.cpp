@@ -27,7 +27,7 @@ Decoded<Header> read_header(std::span<const std::byte> d) {
       return out;
     }
     out.value.type = static_cast<MessageType>(type);
-    out.value.connection = r.u8();
+    out.value.connection = r.u16();
     out.value.number = r.u16();
     return out;
   }

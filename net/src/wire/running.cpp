@@ -170,7 +170,7 @@ Decoded<Relay> read_relay(std::span<const std::byte> d, const RelayShape& shape)
         break;
       }
       SlotChange& change = m.slot_changes[i];
-      change.slot = static_cast<std::uint8_t>(slot++);
+      change.slot = static_cast<Slot>(slot++);
       change.status.state = static_cast<SlotState>(state);
       if (change.status.state == SlotState::gone) change.status.neutral_from_tick = r.tick();
       if (change.status.state == SlotState::active || change.status.state == SlotState::interrupted) {

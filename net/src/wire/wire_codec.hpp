@@ -139,12 +139,13 @@ inline ByteWriter start_datagram(std::vector<std::byte>& out, const Header& h, M
   ByteWriter w(out);
   if (is_sealed(type)) {
     w.u8(static_cast<std::uint8_t>(k_sealed_type_bit | static_cast<std::uint8_t>(type)));
+    w.u16(h.connection);
   } else {
     w.u16(k_wire_magic);
     w.u8(k_protocol_version);
     w.u8(static_cast<std::uint8_t>(type));
+    w.u8(0);  // a clear message has no connection yet
   }
-  w.u8(h.connection);
   w.u16(h.number);
   return w;
 }

@@ -28,7 +28,7 @@ std::optional<Scene> parse_scene(std::string_view name);
 
 /// Limits every configuration, snapshot and replay is checked against.
 /// Players a World scene has: each drives one body.
-inline constexpr std::uint32_t k_max_world_players = 8;
+inline constexpr std::uint32_t k_max_world_players = 256;
 inline constexpr std::uint32_t k_max_bodies = 1u << 20;
 inline constexpr std::uint32_t k_max_substeps = 64;
 /// The arena: its passive circles (room is left for the players' bodies and the ropes' links,

@@ -19,7 +19,7 @@ namespace lockstep::net {
 inline constexpr std::size_t k_token_key_bytes = 32;
 using TokenKey = std::array<std::byte, k_token_key_bytes>;
 /// The version of the token layout, its first sealed byte.
-inline constexpr std::uint8_t k_token_format = 1;
+inline constexpr std::uint8_t k_token_format = 2;
 /// What the random source gives a token: the nonce, then the client secret.
 inline constexpr std::size_t k_token_random_bytes = k_once_nonce_bytes + k_credential_secret_bytes;
 
@@ -31,7 +31,7 @@ inline constexpr std::uint64_t k_max_token_lifetime_s = 366ull * 24 * 3600;
 /// What a token lets its holder do.
 struct TokenGrant {
   Role role = Role::player;
-  std::uint8_t slot = k_no_slot;  ///< a player's fixed slot, or k_no_slot for any free one
+  Slot slot = k_no_slot;  ///< a player's fixed slot, or k_no_slot for any free one
   std::uint64_t expires = 0;      ///< Unix seconds: not admitted at or after it
   std::uint64_t host_id = 0;      ///< only the host started with this id admits it
   std::uint64_t client_id = 0;    ///< one live connection per client id; never 0 (no token opens with 0)

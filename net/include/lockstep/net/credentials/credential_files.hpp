@@ -4,11 +4,11 @@
 /// never through a link) and never overwritten (a key or token replaced by accident is a session
 /// nobody can join, or a door left open):
 ///
-///     lockstep token key 1              lockstep connect token 1
-///     key <64 hex digits>               token <base64url of the 99-byte blob, no padding>
+///     lockstep token key 1              lockstep connect token 2
+///     key <64 hex digits>               token <base64url of the 100-byte blob, no padding>
 ///                                       secret <64 hex digits: the client secret>
 ///                                       role player|spectator
-///                                       slot <0-7>|any
+///                                       slot <0-255>|any
 ///                                       expires <Unix seconds>
 ///                                       host <host id, decimal>
 ///                                       client <client id, 16 hex digits>

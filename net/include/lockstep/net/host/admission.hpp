@@ -32,7 +32,7 @@ struct Refusal {
 struct Places {
   std::size_t spectators = 0;             ///< spectators connected now
   bool over = false;                      ///< the session has ended or is ending
-  std::uint8_t free_slot = k_no_slot;     ///< the first slot nobody holds, if any
+  Slot free_slot = k_no_slot;     ///< the first slot nobody holds, if any
 };
 
 /// The key cookies are made with: 32 random bytes a host draws when it starts.
@@ -57,7 +57,7 @@ class Admission {
 
   /// Where a joiner of `role` (its credential's) with `reclaim` may go in session `session`: a
   /// slot, k_no_slot for a spectator, or a refusal.
-  [[nodiscard]] std::variant<std::uint8_t, Refusal> place(Role role, const std::optional<Reclaim>& reclaim,
+  [[nodiscard]] std::variant<Slot, Refusal> place(Role role, const std::optional<Reclaim>& reclaim,
                                                           const Places& places, std::uint64_t session) const;
 
   /// Whether a datagram of another protocol version may be answered with a version refusal: only
@@ -69,12 +69,12 @@ class Admission {
   /// 32 unpredictable bytes (a key pair's seed), from four numbers.
   std::array<std::byte, 32> random_bytes32();
   /// A new key for `slot`, drawn when a player first takes it: it reclaims the slot later.
-  void new_slot_key(std::uint8_t slot);
-  [[nodiscard]] std::uint64_t slot_key(std::uint8_t slot) const { return slot_keys_[slot]; }
+  void new_slot_key(Slot slot);
+  [[nodiscard]] std::uint64_t slot_key(Slot slot) const { return slot_keys_[slot]; }
 
  private:
   /// The slot `reclaim` names when it is a valid claim on this session, else k_no_slot.
-  [[nodiscard]] std::uint8_t reclaimable(const Reclaim& reclaim, std::uint64_t session) const;
+  [[nodiscard]] Slot reclaimable(const Reclaim& reclaim, std::uint64_t session) const;
 
   std::uint64_t test_key_seed_;
   CookieKey cookie_key_{};  ///< drawn first; wiped when admission goes

@@ -41,17 +41,17 @@ class ClockPhases {
   }
   /// At `now`, the host holds `slot`'s inputs through `held_through`; they left the player about
   /// half of `rtt_ms` ago (0 for the host's own slot).
-  void observe(std::uint8_t slot, std::uint64_t held_through, Instant now, double rtt_ms);
+  void observe(Slot slot, std::uint64_t held_through, Instant now, double rtt_ms);
   /// Forgets a slot (its player left, or it is taken again).
-  void forget(std::uint8_t slot) {
+  void forget(Slot slot) {
     if (slot < slots_.size()) slots_[slot] = {};
   }
   /// How many whole ticks `slot`'s clock runs ahead of the slowest player's (0 when not known),
   /// at most 127.
-  [[nodiscard]] std::int8_t lead(std::uint8_t slot, Instant now) const;
+  [[nodiscard]] std::int8_t lead(Slot slot, Instant now) const;
 
  private:
-  struct Slot {
+  struct PlayerClock {
     std::array<double, k_observations> offsets{};  ///< in ticks, a ring
     std::size_t count = 0;                         ///< observations made, all time
     std::optional<double> offset;                  ///< the median of the ring
@@ -59,7 +59,7 @@ class ClockPhases {
   };
   Instant start_{0};
   double tick_us_ = 1'000'000.0 / 60.0;
-  std::array<Slot, k_max_session_players> slots_{};
+  std::array<PlayerClock, k_max_session_players> slots_{};
 };
 
 }  // namespace lockstep::net

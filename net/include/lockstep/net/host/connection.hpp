@@ -53,7 +53,7 @@ using ConnectionPhase = std::variant<phase::Welcomed, phase::AwaitingState, phas
                                      phase::Active, phase::Resyncing, phase::Gone, phase::Forgotten>;
 
 struct Connection {
-  std::uint8_t id = 0;
+  ConnectionId id = 0;
   Endpoint endpoint;
   /// The handshake's keys (its connect's numbers; welcomes and refusals are sealed once under them)
   /// and the traffic's (everything else): both set at admission, never empty after.
@@ -64,7 +64,7 @@ struct Connection {
   std::uint64_t client_id = 0;       ///< its connect token's client id (0: not a token's)
   bool reclaimed = false;            ///< admitted with a claim on its slot (a reclaim)
   std::uint64_t nonce = 0;           ///< its hello's
-  std::uint8_t slot = k_no_slot;     ///< k_no_slot: a spectator
+  Slot slot = k_no_slot;     ///< k_no_slot: a spectator
   ConnectionPhase phase = phase::Welcomed{};
   /// It joined under way (its welcome says so).
   bool joined_late = false;

@@ -35,7 +35,7 @@ namespace lockstep::net {
 struct Credential {
   CredentialSecret secret{};
   std::optional<Role> role;       ///< nothing: the role the joiner asks for (an open session)
-  std::uint8_t slot = k_no_slot;  ///< a token's fixed slot
+  Slot slot = k_no_slot;  ///< a token's fixed slot
   std::uint64_t client_id = 0;    ///< a token's
 };
 

@@ -96,7 +96,7 @@ class HostProtocol final : public LockstepProtocol {
 
   [[nodiscard]] HostState state() const { return state_; }
   /// The inputs of `slot` the host holds, through this tick.
-  [[nodiscard]] std::uint64_t held_through(std::uint8_t slot) const { return inputs_.held_through(slot); }
+  [[nodiscard]] std::uint64_t held_through(Slot slot) const { return inputs_.held_through(slot); }
   /// Participants connected and not gone.
   [[nodiscard]] std::size_t connected() const;
   /// State transfers under way.
@@ -157,10 +157,12 @@ class HostProtocol final : public LockstepProtocol {
   // Admission.
   Connection* admit(const Endpoint& from, const Connect& connect, Role role, const Credential& credential,
                     PacketProtection handshake, Instant now);
-  void reclaim_slot(std::uint8_t slot);
+  void reclaim_slot(Slot slot);
   [[nodiscard]] Places places() const;
-  [[nodiscard]] std::uint8_t free_slot() const;
-  [[nodiscard]] std::uint8_t free_connection_id() const;
+  [[nodiscard]] Slot free_slot() const;
+  [[nodiscard]] ConnectionId free_connection_id() const;
+  /// Rebuilds position_of_ once connections_ has changed.
+  void index_connections();
   void activate(Connection& c);
   void welcome(Connection& c, Instant now);
   void refuse(const Endpoint& from, std::uint64_t nonce, const Refusal& refusal, const ConnectionKeys& keys);
@@ -215,15 +217,15 @@ class HostProtocol final : public LockstepProtocol {
   /// them, else the wider of it and the one before.
   [[nodiscard]] std::uint32_t delay_for(std::uint64_t tick) const;
   /// What a player's inputs that came too late (or in time) say of whether it keeps up.
-  void note_late_inputs(std::uint8_t slot, const InputAssembly::Taken& taken);
+  void note_late_inputs(Slot slot, const InputAssembly::Taken& taken);
   /// The slowest round trip the delay serves (with the tolerance on, leaving out a minority far
   /// slower than the median player).
   [[nodiscard]] std::optional<double> slowest_rtt_ms() const;
   void finish(Outcome outcome, std::string message);
-  void set_slot(std::uint8_t slot, SlotStatus status);
+  void set_slot(Slot slot, SlotStatus status);
   [[nodiscard]] std::uint64_t notice_ticks() const;
   [[nodiscard]] bool predicts() const { return config_.prediction_window != 0; }
-  Connection* find(std::uint8_t id);
+  Connection* find(ConnectionId id);
 
   HostProtocolConfig config_;
   HostState state_ = HostState::waiting;
@@ -237,10 +239,12 @@ class HostProtocol final : public LockstepProtocol {
   DelayController delay_;
   ClockPhases phases_;  ///< with prediction: the players' clocks against the host's
   std::vector<Connection> connections_;
+  /// Each connection's position in connections_ plus one, by id (0: no such connection).
+  std::vector<std::uint32_t> position_of_;
   std::uint64_t slots_version_ = 1;
   /// Per slot: the slot table version that last changed it (0: never, still waiting).
   std::array<std::uint64_t, k_max_session_players> slot_changed_at_{};
-  std::vector<std::uint8_t> changed_slots_;  ///< scratch of take_slot_changes
+  std::vector<Slot> changed_slots_;  ///< scratch of take_slot_changes
   /// Per slot: the tick of its player's last divergence (resyncing), 0 for none.
   std::array<std::uint64_t, k_max_session_players> slot_diverged_at_{};
   /// Per slot: the inputs the tolerance decided for it.

@@ -37,20 +37,20 @@ class InputAssembly {
   };
 
   /// A slot nobody has yet holds only the neutral ticks 1 … D.
-  void reset(std::uint8_t slot);
+  void reset(Slot slot);
   /// Takes `slot`'s inputs of the ticks from `first_tick` on (`inputs`: whole inputs, in order):
   /// those already held are skipped, a gap ends the batch, and nothing past `limit` is taken.
   /// `valid` (may be null) says whether bytes are an input. `now`: when they arrived.
-  Taken take(std::uint8_t slot, std::uint64_t first_tick, std::span<const std::byte> inputs, std::uint64_t limit,
+  Taken take(Slot slot, std::uint64_t first_tick, std::span<const std::byte> inputs, std::uint64_t limit,
              bool (*valid)(std::span<const std::byte>), Instant now);
   /// Decides `slot`'s input of its next tick (held_through + 1): its latest input the host has
   /// received (for whatever tick, even one that came too late), or the neutral one before any.
-  void decide(std::uint8_t slot);
+  void decide(Slot slot);
   /// The host's own input of `tick` (slot 0): only the next one is taken.
   bool take_own(std::uint64_t tick, std::span<const std::byte> input, Instant now);
   /// A slot whose player plays from `from`: neutral until then, after what it holds (a reclaimed
   /// slot's previous holder's inputs) or after the ticks assembled.
-  void neutral_until(std::uint8_t slot, std::uint64_t from, std::uint64_t known_through);
+  void neutral_until(Slot slot, std::uint64_t from, std::uint64_t known_through);
   /// Every slot's input of `tick` in slot order, when each slot has one (or is neutral then), else
   /// nothing. The view is valid until the next call.
   [[nodiscard]] std::optional<std::span<const std::byte>> complete_tick(std::uint64_t tick, const SlotTable& slots);
@@ -58,13 +58,13 @@ class InputAssembly {
   void forget_assembled(std::uint64_t known_through);
 
   /// The slot's inputs are held through this tick.
-  [[nodiscard]] std::uint64_t held_through(std::uint8_t slot) const { return through_[slot]; }
+  [[nodiscard]] std::uint64_t held_through(Slot slot) const { return through_[slot]; }
   /// The tick of the latest input received from the slot's player (in time or not; the neutral
   /// ticks before it plays count as its).
-  [[nodiscard]] std::uint64_t latest_tick(std::uint8_t slot) const { return latest_tick_[slot]; }
+  [[nodiscard]] std::uint64_t latest_tick(Slot slot) const { return latest_tick_[slot]; }
   /// When the slot's player's input of `tick` arrived; nothing for an input that is no one's (a
   /// neutral tick, or one the host decided). The input must be held and not yet assembled.
-  [[nodiscard]] std::optional<Instant> arrived_at(std::uint8_t slot, std::uint64_t tick) const;
+  [[nodiscard]] std::optional<Instant> arrived_at(Slot slot, std::uint64_t tick) const;
 
  private:
   std::uint32_t input_bytes_ = 0;

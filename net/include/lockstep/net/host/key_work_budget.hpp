@@ -39,7 +39,9 @@ class KeyWorkBudget {
   static constexpr double k_credential_burst = 16;
   static constexpr double k_credential_per_second = 8;
 
-  explicit KeyWorkBudget(Instant now);
+  /// For a session of `players` slots: the player invite is shared by every player it admits, so
+  /// its share is never smaller than the session (a burst of `players`, a quarter of them a second).
+  explicit KeyWorkBudget(Instant now, std::uint32_t players = 1);
 
   /// Takes one handshake's work for a connect from `from` under `credential` (none: an open
   /// host's, which has no credential to count by). When a bucket it needs is spent it takes
@@ -71,6 +73,8 @@ class KeyWorkBudget {
   };
 
   Bucket host_;
+  double player_invite_burst_ = k_credential_burst;
+  double player_invite_per_second_ = k_credential_per_second;
   Shares<boost::asio::ip::address, 64> addresses_;
   Shares<CredentialShareKey, 16> credentials_;
   std::uint64_t taken_ = 0;

@@ -123,7 +123,7 @@ class PeerProtocol final : public LockstepProtocol {
   void send_connect(HostCandidate& candidate);
   std::optional<PacketProtection> handshake_;  ///< the candidate whose welcome or refusal opened
   std::optional<PacketProtection> protection_; ///< from the welcome on: everything else
-  std::uint8_t connection_ = 0;
+  ConnectionId connection_ = 0;
   std::optional<std::uint64_t> path_response_;  ///< the host's last path challenge, echoed
   Instant path_response_until_{0};              ///< … in updates sent before this time
   std::vector<std::byte> scratch_;              ///< a received datagram, opened in place

@@ -11,7 +11,7 @@
 namespace lockstep::net {
 
 struct DecidedInputs {
-  std::uint8_t slot = k_no_slot;
+  Slot slot = k_no_slot;
   std::uint64_t inputs = 0;       ///< its inputs the host decided
   /// Its own that arrived after their tick was decided: the host counts them (nothing on a player).
   std::optional<std::uint64_t> late_inputs;

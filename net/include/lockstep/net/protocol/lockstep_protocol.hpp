@@ -56,7 +56,7 @@ struct SessionParameters {
   std::uint32_t input_delay = 2;
   std::uint64_t end_tick = 0;  ///< the session ends after this tick
   std::uint64_t seed = 0;
-  std::uint8_t slot = k_no_slot;  ///< this participant's slot, or k_no_slot (relay host, spectator)
+  Slot slot = k_no_slot;  ///< this participant's slot, or k_no_slot (relay host, spectator)
   std::uint64_t session = 0;      ///< the host's random session id (names evidence folders)
   /// W: players step up to this many ticks ahead of the confirmed ones (0: lockstep).
   std::uint32_t prediction_window = 0;
@@ -187,7 +187,7 @@ class LockstepProtocol {
   /// Every player's input of the next tick, as the host assembled it.
   void append_tick(std::span<const std::byte> inputs) { ticks_.append(inputs); }
   /// Sets one slot's state; returns whether it changed.
-  bool set_slot_status(std::uint8_t slot, const SlotStatus& status) {
+  bool set_slot_status(Slot slot, const SlotStatus& status) {
     if (slots_[slot] == status) return false;
     slots_[slot] = status;
     return true;

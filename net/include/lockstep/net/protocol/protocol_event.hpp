@@ -8,24 +8,26 @@
 #include <string_view>
 #include <variant>
 
+#include "lockstep/net/wire/slot.hpp"
+
 namespace lockstep::net {
 
 namespace event {
 
 /// Peer: the host accepted us in `slot` (k_no_slot: as a spectator).
 struct Welcomed {
-  std::uint8_t slot = 0xFF;
+  Slot slot = k_no_slot;
 };
 /// A player took `slot`: at the start (`plays_from_tick` 0), or under way, playing from that tick.
 struct PlayerJoined {
-  std::uint8_t slot = 0xFF;
+  Slot slot = k_no_slot;
   std::uint64_t plays_from_tick = 0;
 };
 /// Host: a spectator joined.
 struct SpectatorJoined {};
 /// Host: the joiner of `slot` (k_no_slot: a spectator) left before the start; the slot is free.
 struct LeftBeforeStart {
-  std::uint8_t slot = 0xFF;
+  Slot slot = k_no_slot;
   bool by_goodbye = false;  ///< it said goodbye, rather than went silent
 };
 /// Every slot that must be filled is: tick 1 follows after the countdown.
@@ -34,15 +36,15 @@ struct SessionStarting {};
 struct SessionStarted {};
 /// `slot` went silent.
 struct Interrupted {
-  std::uint8_t slot = 0xFF;
+  Slot slot = k_no_slot;
 };
 /// `slot` spoke again.
 struct Resumed {
-  std::uint8_t slot = 0xFF;
+  Slot slot = k_no_slot;
 };
 /// `slot` is gone: its input is neutral from `neutral_from_tick` on.
 struct Gone {
-  std::uint8_t slot = 0xFF;
+  Slot slot = k_no_slot;
   std::uint64_t neutral_from_tick = 0;
   bool by_goodbye = false;  ///< it said goodbye, rather than went silent or was dropped
 };
@@ -73,7 +75,7 @@ struct InputDelayChanged {
 };
 /// Host: a joiner in `slot` (k_no_slot: a spectator) holds the host's state of `tick`.
 struct StateSent {
-  std::uint8_t slot = 0xFF;
+  Slot slot = k_no_slot;
   std::uint64_t tick = 0;
   std::uint64_t bytes = 0;
 };
@@ -84,17 +86,17 @@ struct StateReceived {
 };
 /// Host, resyncing: `slot`'s hash differs at `tick`; it gets the host's state.
 struct Diverged {
-  std::uint8_t slot = 0xFF;
+  Slot slot = k_no_slot;
   std::uint64_t tick = 0;
 };
 /// Host, resyncing: `slot` diverged again at `tick`, soon after a resync; it is dropped.
 struct DivergedAgain {
-  std::uint8_t slot = 0xFF;
+  Slot slot = k_no_slot;
   std::uint64_t tick = 0;
 };
 /// Host: `slot` holds the state of `tick` again. Peer: it went back to the host's state of `tick`.
 struct Resynced {
-  std::uint8_t slot = 0xFF;
+  Slot slot = k_no_slot;
   std::uint64_t tick = 0;
   std::uint64_t bytes = 0;
 };

@@ -73,7 +73,7 @@ class Session {
     Result<Runner<S>> runner = Runner<S>::create(config, seed);
     if (!runner) return runner.error();
     const std::uint32_t players = runner->simulation().players();
-    if (Status valid = check_host_settings(host, players); !valid) return valid.error();
+    if (Status valid = check_host_settings(host, players, k_input_bytes); !valid) return valid.error();
     Result<HostProtocolConfig> protocol = SimulationBytes<S>::host_config(host, config, seed, players);
     if (!protocol) return protocol.error();
     Session session(std::make_unique<HostProtocol>(std::move(protocol).value(), now), host);

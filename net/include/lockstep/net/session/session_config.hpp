@@ -110,10 +110,11 @@ struct SessionFiles {
 
 struct HostConfig : HostSettings, SessionFiles {};
 
-/// Why a host of a simulation of `players` players cannot run with `host` (a delay, window, tick
-/// rate or length out of range, a token key without the time of day, more players to start with
-/// than the session has, no randomness for libsodium), or nothing.
-Status check_host_settings(const HostSettings& host, std::uint32_t players);
+/// Why a host of a simulation of `players` players with inputs of `input_bytes` cannot run with
+/// `host` (more players or input bytes than a relay carries, a delay, window, tick rate or length
+/// out of range, a token key without the time of day, more players to start with than the session
+/// has, no randomness for libsodium), or nothing.
+Status check_host_settings(const HostSettings& host, std::uint32_t players, std::uint32_t input_bytes);
 
 struct JoinConfig : JoinSettings, SessionFiles {};
 

@@ -1,13 +1,13 @@
 #pragma once
-/// The lockstep datagram protocol, version 12 (net/PROTOCOL.md describes every byte): one function
+/// The lockstep datagram protocol, version 13 (net/PROTOCOL.md describes every byte): one function
 /// per message type that writes it and one that reads it, with explicit, bounded little-endian
 /// parsing. Nothing outside this header and net/src/wire/ knows an offset.
 ///
 /// The handshake's clear messages (hello, challenge, connect, and a refusal of another version)
 /// start with a 7-byte header: magic "LK", protocol version, message type, connection id (0) and
 /// a packet number (the connect's). Every other message is sealed (packet_protection.hpp) and
-/// starts with a 4-byte header: its type with the top bit set (so never "L"), the connection id
-/// the host gave the joiner, and the low 16 bits of the sender's packet number; the magic and
+/// starts with a 5-byte header: its type with the top bit set (so never "L"), the 16-bit connection
+/// id the host gave the joiner, and the low 16 bits of the sender's packet number; the magic and
 /// version are authenticated with it though not sent. The writers here write the plaintext,
 /// which the protocol seals, and the readers read what opened. Tick numbers travel as varints, mostly as small signed offsets from an acknowledged tick.
 ///
@@ -26,14 +26,15 @@
 #include "lockstep/engine/tick_limit.hpp"
 #include "lockstep/net/wire/drop_reason.hpp"
 #include "lockstep/net/wire/packet_protection.hpp"
+#include "lockstep/net/wire/slot.hpp"
 
 namespace lockstep::net {
 
 inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
-inline constexpr std::uint8_t k_protocol_version = 12;
+inline constexpr std::uint8_t k_protocol_version = 13;
 /// The header of a clear message, and of a sealed one.
 inline constexpr std::size_t k_header_bytes = 7;
-inline constexpr std::size_t k_sealed_header_bytes = 4;
+inline constexpr std::size_t k_sealed_header_bytes = 5;
 /// A sealed message's first byte: its type with this bit set.
 inline constexpr std::uint8_t k_sealed_type_bit = 0x80;
 static_assert(k_protocol_context[0] == std::byte{k_wire_magic & 0xFF} && k_protocol_context[1] == std::byte{k_wire_magic >> 8} &&
@@ -44,13 +45,16 @@ inline constexpr std::size_t k_hello_bytes = 64;
 /// A cookie: a keyed BLAKE2b of the joiner's address, port, nonce and the epoch.
 inline constexpr std::size_t k_cookie_bytes = 16;
 /// A connect token's sealed part, as a backend mints it (connect_token.hpp).
-inline constexpr std::size_t k_token_blob_bytes = 99;
+inline constexpr std::size_t k_token_blob_bytes = 100;
 /// No datagram is larger: QUIC's floor for a path (RFC 9000 §14), well under the usual 1,500-byte
 /// MTU after IP and UDP headers, and under what tunnels and VPNs leave of it.
 inline constexpr std::size_t k_max_datagram_bytes = 1200;
 /// Player slots a session has at most.
-inline constexpr std::uint32_t k_max_session_players = 8;
+inline constexpr std::uint32_t k_max_session_players = 256;
 inline constexpr std::uint32_t k_max_input_bytes = 16;
+/// Every player's input of one tick together (players × input bytes) is at most this long, so that
+/// any one tick fits a relay: 256 players of 2 bytes (the built-in world's), or 32 of 16.
+inline constexpr std::uint32_t k_max_tick_input_bytes = 512;
 /// Ticks of inputs (or hashes) a datagram carries at most; more waits for the next datagram.
 inline constexpr std::uint32_t k_max_ticks_per_datagram = 32;
 /// A simulation's configuration, encoded: the largest welcome then fits a datagram.
@@ -75,8 +79,6 @@ inline constexpr std::uint32_t k_max_spectators = 16;
 inline constexpr std::uint64_t k_max_state_transfer_bytes = std::uint64_t{64} << 20;
 inline constexpr std::size_t k_state_piece_bytes = 1024;
 inline constexpr std::uint32_t k_state_window_pieces = 64;
-/// Slot value of the host when it plays no slot, and of spectators.
-inline constexpr std::uint8_t k_no_slot = 0xFF;
 
 enum class MessageType : std::uint8_t {
   hello = 1,      ///< joiner → host, in clear: its nonce (asks for a challenge)
@@ -118,7 +120,7 @@ using TokenBlob = std::array<std::byte, k_token_blob_bytes>;
 
 struct Header {
   MessageType type = MessageType::hello;
-  std::uint8_t connection = 0;  ///< 0 until the welcome
+  ConnectionId connection = 0;  ///< 0 until the welcome (a clear header has one byte for it, always 0)
   std::uint16_t number = 0;     ///< the low 16 bits of the packet number (a connect's; sealed messages')
   /// Read in the clear layout though of a sealed type: another version's refusal, or a forgery.
   bool clear = false;
@@ -128,7 +130,7 @@ struct Header {
 /// reconnect key, as its welcome gave them.
 struct Reclaim {
   std::uint64_t session = 0;
-  std::uint8_t slot = k_no_slot;
+  Slot slot = k_no_slot;
   std::uint64_t key = 0;
   friend bool operator==(const Reclaim&, const Reclaim&) = default;
 };
@@ -165,7 +167,7 @@ constexpr std::size_t connect_sealed_offset(CredentialKind kind) {
   return k_header_bytes + 1 + 8 + k_cookie_bytes + k_key_exchange_bytes + (kind == CredentialKind::token ? k_token_blob_bytes : 0);
 }
 /// The plaintext of a connect's sealed part: role, claim session, slot and key.
-inline constexpr std::size_t k_connect_sealed_bytes = 1 + 8 + 1 + 8;
+inline constexpr std::size_t k_connect_sealed_bytes = 1 + 8 + 2 + 8;
 /// Where a connect's MAC starts: after the sealed part and its tag.
 constexpr std::size_t connect_mac_offset(CredentialKind kind) {
   return connect_sealed_offset(kind) + k_connect_sealed_bytes + k_packet_tag_bytes;
@@ -177,8 +179,8 @@ struct Welcome {
   PublicKey host_ephemeral{};
   std::uint64_t nonce = 0;  ///< the hello's: several joiners behind one address tell theirs apart
   std::uint64_t session = 0;  ///< a random id, for people and evidence folders only
-  std::uint8_t slot = k_no_slot;
-  std::uint8_t players = 0;
+  Slot slot = k_no_slot;
+  std::uint16_t players = 0;
   std::uint8_t input_bytes = 0;
   std::uint16_t tick_rate_hz = 60;
   std::uint8_t input_delay = 2;
@@ -276,7 +278,7 @@ using SlotTable = std::array<SlotStatus, k_max_session_players>;
 
 /// A slot's new status, as a relay carries it.
 struct SlotChange {
-  std::uint8_t slot = 0;
+  Slot slot = 0;
   SlotStatus status;
   friend bool operator==(const SlotChange&, const SlotChange&) = default;
 };
@@ -326,14 +328,14 @@ struct Bye {
 /// with slot changes, their version, count and delay, and each change.
 inline constexpr std::size_t k_relay_overhead = 100;
 inline constexpr std::size_t k_slot_changes_overhead = 16;
-inline constexpr std::size_t k_slot_change_bytes = 9;
+inline constexpr std::size_t k_slot_change_bytes = 10;
 /// The bytes a relay with `slot_changes` slot changes (if `with_changes`) has for its inputs.
 constexpr std::size_t relay_input_room(bool with_changes, std::uint32_t slot_changes) {
   return k_max_datagram_bytes - k_relay_overhead - (with_changes ? k_slot_changes_overhead + slot_changes * k_slot_change_bytes : 0);
 }
 // Any one tick fits a relay beside the most slot changes: every input changed, as a bitmap.
-static_assert(relay_input_room(true, k_max_slot_changes_per_relay) >=
-              2 + (k_max_session_players + 7) / 8 + k_max_session_players * k_max_input_bytes);
+static_assert(relay_input_room(true, k_max_slot_changes_per_relay) >= 2 + (k_max_session_players + 7) / 8 + k_max_tick_input_bytes);
+static_assert(k_max_session_players * 2 <= k_max_tick_input_bytes && 32 * k_max_input_bytes <= k_max_tick_input_bytes);
 
 /// A random value (never 0) the joiner echoes in its updates: proof that the address it went to
 /// receives for the connection, before the host sends anything else there.
