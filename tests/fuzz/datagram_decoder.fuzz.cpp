@@ -1,5 +1,5 @@
 // libFuzzer target for everything a datagram reaches: the header and whichever message reader the
-// type selects (at every session shape: 1 to 8 players, 1 to 16-byte inputs), a reader's value
+// type selects (at every session shape: 1 to 256 players, 1 to 16-byte inputs), a reader's value
 // written back and read again unchanged, and the host and peer protocols taking the datagram.
 
 #include <cstddef>

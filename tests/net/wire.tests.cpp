@@ -694,7 +694,7 @@ TEST_CASE("every seed of the datagram decoder's fuzz corpus is a message of this
           "[net][wire][fuzz]") {
   // A seed of an older version stops at the header's version check, so replaying the corpus (as every
   // build does) would reach no reader at all. Shapes as the fuzz target derives them from the header:
-  // 1 + connection % 8 players, 1 + number % 16 input bytes, and a relay's lead when number & 0x100.
+  // 1 + connection % 256 players, 1 + number % 16 input bytes, and a relay's lead when number & 0x100.
   const std::filesystem::path corpus = std::filesystem::path(LOCKSTEP_TEST_DATA_DIR) / "fuzz/corpus/datagram_decoder";
   std::set<MessageType> types;
   for (const auto& entry : std::filesystem::directory_iterator(corpus)) {

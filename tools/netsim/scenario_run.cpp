@@ -14,7 +14,7 @@ std::string protocol_state(const net::Session<S>& session) {
     out = ", holds";
     for (std::uint32_t p = 0; p < host->parameters().players; ++p) {
       out += ' ';  // appended piece by piece: g++ 12 for i686 reads " " + string as overlapping
-      out += std::to_string(host->held_through(static_cast<std::uint8_t>(p)));
+      out += std::to_string(host->held_through(static_cast<net::Slot>(p)));
     }
   } else if (const net::PeerProtocol* peer = session.peer_protocol()) {
     out = ", given " + std::to_string(peer->inputs_given()) + ", acked " + std::to_string(peer->inputs_acked());

@@ -31,6 +31,7 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
       inputs_(config_.players, config_.neutral_input, config_.input_delay),
       delay_(config_.tick_rate_hz, config_.prediction_window) {
   LOCKSTEP_ASSERT(config_.players >= 1 && config_.players <= k_max_session_players);
+  LOCKSTEP_ASSERT(config_.players * config_.input_bytes <= k_max_tick_input_bytes);  // else no tick fits a relay
   LOCKSTEP_ASSERT(config_.input_bytes >= 1 && config_.neutral_input.size() == config_.input_bytes);
   set_parameters({config_.players, config_.input_bytes, config_.tick_rate_hz, config_.input_delay, config_.end_tick,
                   config_.seed, config_.relay ? k_no_slot : Slot{0}, gate_.admission().random_u64(),
@@ -44,7 +45,7 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
     slot_changed_at_[0] = slots_version_;            // the first table
   }
   for (std::uint32_t p = 0; p < config_.players; ++p) {
-    decided_[p] = {static_cast<std::uint8_t>(p), 0, std::uint64_t{0}};  // the host counts late inputs too
+    decided_[p] = {static_cast<Slot>(p), 0, std::uint64_t{0}};  // the host counts late inputs too
   }
   for (std::uint32_t p = 0; p < config_.players; ++p) {
     neutral_tick_.insert(neutral_tick_.end(), config_.neutral_input.begin(), config_.neutral_input.end());

@@ -52,7 +52,7 @@ inline constexpr std::uint32_t k_max_snapshot_bytes = 256u << 20;      ///< 256 
 inline constexpr std::uint32_t k_max_inputs_payload_bytes = 16u << 20;
 inline constexpr std::uint32_t k_max_hashes_payload_bytes = 16u << 20;
 inline constexpr std::uint32_t k_max_phase_hashes_payload_bytes = 16u << 20;
-/// Players a replay holds, for any simulation: more than a World scene (k_max_world_players) or a
+/// Players a replay holds, for any simulation: as many as a World scene (k_max_world_players) or a
 /// network session (net::k_max_session_players) has, so the format is not what limits either.
 inline constexpr std::uint32_t k_max_replay_players = 256;
 inline constexpr std::uint32_t k_max_input_bytes = 64;                 ///< per player per tick

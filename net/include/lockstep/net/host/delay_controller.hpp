@@ -33,6 +33,8 @@ class DelayController {
   /// with prediction, W ticks fewer and at least k_prediction_floor.
   [[nodiscard]] std::optional<std::uint32_t> needed(std::optional<double> slowest_rtt_ms) const;
 
+  /// Whether a review is due at `now` (every k_review_every): what it needs is worth working out.
+  [[nodiscard]] bool due(Instant now) const { return now >= next_review_; }
   /// A review at `now`, when one is due: the delay to announce instead of `current`, or nothing.
   std::optional<std::uint32_t> review(Instant now, std::optional<double> slowest_rtt_ms, std::uint32_t current);
 

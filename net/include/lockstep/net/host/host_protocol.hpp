@@ -69,8 +69,8 @@ inline constexpr std::uint64_t k_resync_window_seconds = 10;
 
 class HostProtocol final : public LockstepProtocol {
  public:
-  /// `config` must be valid (players 1–8, input bytes 1–16, configuration ≤ k_max_config_bytes): the
-  /// session checks it first.
+  /// `config` must be valid (players 1–256, input bytes 1–16, players × input bytes ≤
+  /// k_max_tick_input_bytes, configuration ≤ k_max_config_bytes): the session checks it first.
   HostProtocol(HostProtocolConfig config, Instant now);
 
   void receive(const Endpoint& from, std::span<const std::byte> datagram, Instant now) override;
