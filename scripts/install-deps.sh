@@ -21,6 +21,7 @@ packages=(
   chromium                       # tests/browser: the viewer's page in a real headless browser
   python3-junitparser python3-yaml  # tests: regress --junit read by a JUnit parser; the Kubernetes manifests
   munge slurmctld slurmd slurm-client  # tests/cluster: regress as a Slurm job array on a one-node cluster
+  nginx-light                    # tests/broadcast: spectate follows a broadcast served by a real web server
 )
 
 # The npm_package test packs and installs the WebAssembly engine with npm. Debian's nodejs has no

@@ -1,12 +1,18 @@
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <span>
+#include <utility>
 
 #include "lockstep/cli/command.hpp"
+#include "lockstep/cli/detail/broadcast_spectate.hpp"
 #include "lockstep/cli/detail/local_invites.hpp"
 #include "lockstep/cli/detail/net_flags.hpp"
 #include "lockstep/cli/numbers.hpp"
@@ -108,11 +114,28 @@ void add_host_options(CLI::App* cmd, HostFlags& o, const NetHooks& hooks) {
                   "keygen, lockstep token)")
       ->excludes(open)
       ->needs(host_id);
+  cmd->add_option("--broadcast", o.broadcast,
+                  "Broadcast the session as it is confirmed into DIR, as segment files and a manifest that any web "
+                  "server serves to any number of viewers (lockstep spectate http://…/)");
   add_session_options(cmd, o.session, true, hooks);
 }
 
 void add_join_options(CLI::App* cmd, JoinFlags& o, net::Role role, const NetHooks& hooks) {
-  cmd->add_option("host", o.host, "HOST:PORT of the session's host ([ADDRESS]:PORT for IPv6)")->required();
+  cmd->add_option("host", o.host,
+                  role == net::Role::player
+                      ? "HOST:PORT of the session's host ([ADDRESS]:PORT for IPv6)"
+                      : "HOST:PORT of the session's host ([ADDRESS]:PORT for IPv6), or the http://HOST[:PORT]/PATH/ of "
+                        "its broadcast (host --broadcast, served by any web server)")
+      ->required();
+  if (role == net::Role::spectator) {
+    o.from_start_option =
+        cmd->add_flag("--from-start", o.from_start, "A broadcast: play it from tick 0, not from its latest keyframe");
+    o.behind_option =
+        cmd->add_option("--behind", o.behind_s,
+                        "A broadcast: play SECONDS behind live (0 to 3600; default " +
+                            std::to_string(static_cast<int>(k_default_behind_s)) + "); it catches up when twice that behind")
+            ->check(CLI::Range(0.0, k_max_behind_s));
+  }
   if (role == net::Role::player) {
     cmd->add_option("--key", o.key_file,
                     "Reconnect key: written after the welcome; if FILE exists, reclaim the slot it names (after a "
@@ -199,6 +222,15 @@ net::HostConfig host_config(const HostFlags& o) {
   host.timeout_after = std::chrono::milliseconds(o.session.timeout_ms);
   host.wait_timeout = std::chrono::seconds(o.wait_timeout_s);
   host.record = o.session.record;
+  host.broadcast = o.broadcast;
+  if (!o.broadcast.empty()) {
+    // Said now, not when the session starts: the directory is made, and must take files.
+    std::error_code made;
+    std::filesystem::create_directories(o.broadcast, made);
+    if (made || ::access(o.broadcast.c_str(), W_OK | X_OK) != 0) {
+      throw CommandError{"cannot broadcast into '" + o.broadcast + "': " + (made ? made.message() : std::strerror(errno))};
+    }
+  }
   host.evidence_dir = o.session.evidence_dir;
   if (!net::crypto_ready()) throw CommandError{"libsodium cannot start here (no source of randomness)", k_exit_network};
   if (o.open) {
@@ -221,6 +253,31 @@ net::HostConfig host_config(const HostFlags& o) {
     host.credentials.spectator_invite = spectator;
   }
   return host;
+}
+
+HttpUrl broadcast_url_of(const JoinFlags& o) {
+  Result<HttpUrl> url = parse_http_url(o.host);
+  if (!url) throw CommandError{url.error().message};
+  // What only a session's host takes: said, not ignored.
+  const std::pair<bool, const char*> udp_only[] = {
+      {!o.invite.empty(), "--invite"},         {!o.invite_file.empty(), "--invite-file"},
+      {!o.token_file.empty(), "--token"},      {!o.session.netsim.empty(), "--netsim"},
+      {!o.session.record.empty(), "--record"}, {!o.session.stats_json.empty(), "--stats-json"},
+  };
+  for (const auto& [given, name] : udp_only) {
+    if (given) throw CommandError{std::string(name) + " is for a session's host (HOST:PORT), not a broadcast"};
+  }
+  return url.value();
+}
+
+std::string broadcast_progress_line(std::uint64_t tick, std::uint64_t live, std::uint32_t tick_rate_hz,
+                                    const BroadcastFollower& follower, std::uint64_t stalls) {
+  char behind[32];
+  std::snprintf(behind, sizeof behind, "%.1f", static_cast<double>(live > tick ? live - tick : 0) / tick_rate_hz);
+  return "broadcast: tick " + std::to_string(tick) + ", live " + std::to_string(live) + " (" + behind +
+         " s behind), segments " + std::to_string(follower.segments_fetched()) + " (" +
+         std::to_string(follower.segments_refetched()) + " fetched again), " +
+         std::to_string(follower.bytes_received()) + " bytes, stalls " + std::to_string(stalls);
 }
 
 net::JoinConfig join_config(const JoinFlags& o, net::Role role, std::string* local_invite) {

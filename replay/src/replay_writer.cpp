@@ -3,9 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <utility>
 
 #include "lockstep/engine/byte_io.hpp"
@@ -34,24 +34,57 @@ std::vector<std::byte> encode_header(const ReplayHeader& h) {
 
 namespace {
 
-Status write_all(int fd, const std::byte* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("cannot write the replay: ", std::strerror(errno));
-    }
-    data += n;
-    size -= static_cast<std::size_t>(n);
+/// A replay file: each piece in one write(2), and fsync when the end record is written.
+class FileSink final : public ReplaySink {
+ public:
+  explicit FileSink(int fd) : fd_(fd) {}
+  FileSink(const FileSink&) = delete;
+  FileSink& operator=(const FileSink&) = delete;
+  ~FileSink() override {
+    if (fd_ >= 0) ::close(fd_);
   }
-  return {};
-}
+
+  Status write(std::span<const std::byte> bytes, const WrittenChunks&) override {
+    const std::byte* data = bytes.data();
+    std::size_t size = bytes.size();
+    while (size > 0) {
+      const ssize_t n = ::write(fd_, data, size);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return fail("cannot write the replay: ", std::strerror(errno));
+      }
+      data += n;
+      size -= static_cast<std::size_t>(n);
+    }
+    return {};
+  }
+
+  Status close() override {
+    const bool synced = ::fsync(fd_) == 0 || errno == EINVAL;
+    const int error = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (!synced) return fail("cannot sync the replay: ", std::strerror(error));
+    return {};
+  }
+
+ private:
+  int fd_;
+};
 
 }  // namespace
 
 Result<ReplayWriter> ReplayWriter::create(const std::string& path, const ReplayHeader& header,
                                           std::span<const std::byte> start_snapshot,
-                                          std::uint64_t max_file_bytes) {
+                                          std::uint64_t max_file_bytes, bool whole_keyframes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return fail("cannot create '", path, "': ", std::strerror(errno));
+  return create(std::make_unique<FileSink>(fd), header, start_snapshot, max_file_bytes, whole_keyframes);
+}
+
+Result<ReplayWriter> ReplayWriter::create(std::unique_ptr<ReplaySink> sink, const ReplayHeader& header,
+                                          std::span<const std::byte> start_snapshot, std::uint64_t max_file_bytes,
+                                          bool whole_keyframes) {
   if (header.players < 1 || header.players > k_max_replay_players || header.input_bytes < 1 ||
       header.input_bytes > k_max_input_bytes) {
     return fail("cannot record: players or input size out of range");
@@ -80,32 +113,30 @@ Result<ReplayWriter> ReplayWriter::create(const std::string& path, const ReplayH
     return fail("cannot record: the header and start state alone take ", opening, " bytes, over the ",
                 max_file_bytes, "-byte limit of a replay file");
   }
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return fail("cannot create '", path, "': ", std::strerror(errno));
-  ReplayWriter writer(fd, header, max_file_bytes);
-
-  std::vector<std::byte> preamble;
-  ByteWriter w(preamble);
+  ReplayWriter writer(std::move(sink), header, max_file_bytes, whole_keyframes);
+  ByteWriter w(writer.chunk_);
   for (char c : k_file_magic) w.u8(static_cast<std::uint8_t>(c));
   w.u32(k_format_version);
   w.u32(0);
-  Status status = write_all(fd, preamble.data(), preamble.size());
-  if (!status) return status.error();
-  writer.bytes_written_ += preamble.size();
-  status = writer.write_chunk(ChunkType::header, header.start_tick, header.start_tick, header_payload);
-  if (!status) return status.error();
+  writer.encode_chunk({ChunkType::header, header.start_tick, header.start_tick, header_payload});
   if (header.start_tick > 0) {
-    status = writer.write_chunk(ChunkType::start_snapshot, header.start_tick, header.start_tick, start_snapshot);
-    if (!status) return status.error();
+    writer.encode_chunk({ChunkType::start_snapshot, header.start_tick, header.start_tick, start_snapshot});
   }
+  WrittenChunks what;
+  what.opening = true;
+  what.first_tick = what.last_tick = header.start_tick;
+  if (Status status = writer.emit(what); !status) return status.error();
   return writer;
 }
 
-ReplayWriter::ReplayWriter(int fd, const ReplayHeader& header, std::uint64_t max_file_bytes)
-    : fd_(UniqueFd(fd)),
+ReplayWriter::ReplayWriter(std::unique_ptr<ReplaySink> sink, const ReplayHeader& header,
+                           std::uint64_t max_file_bytes, bool whole_keyframes)
+    : sink_(std::move(sink)),
       players_(header.players),
       input_bytes_(header.input_bytes),
       hash_every_(header.hash_every),
+      keyframe_every_(header.keyframe_every),
+      whole_keyframes_(whole_keyframes),
       max_file_bytes_(max_file_bytes),
       last_tick_(header.start_tick),
       last_hash_(header.start_hash),
@@ -113,11 +144,14 @@ ReplayWriter::ReplayWriter(int fd, const ReplayHeader& header, std::uint64_t max
       written_hash_(header.start_hash),
       pending_first_(header.start_tick + 1) {}
 
-bool ReplayWriter::fits(std::size_t payload_a, std::size_t payload_b, std::size_t payload_c) const {
+bool ReplayWriter::fits(std::size_t payload_a, std::size_t payload_b, std::size_t payload_c,
+                        std::size_t payload_d) const {
   const std::uint64_t more = k_max_chunk_framing_bytes + payload_a +
                              (payload_b > 0 ? k_max_chunk_framing_bytes + payload_b : 0) +
-                             (payload_c > 0 ? k_max_chunk_framing_bytes + payload_c : 0);
-  return bytes_written_ + more + k_max_end_chunk_bytes <= max_file_bytes_;
+                             (payload_c > 0 ? k_max_chunk_framing_bytes + payload_c : 0) +
+                             (payload_d > 0 ? k_max_chunk_framing_bytes + payload_d : 0);
+  return bytes_written_ + more + k_max_end_chunk_bytes <= max_file_bytes_ &&
+         (sink_ == nullptr || more <= sink_->max_piece_bytes());
 }
 
 Status ReplayWriter::end_at_limit() {
@@ -128,37 +162,30 @@ Status ReplayWriter::end_at_limit() {
   return write_end(written_tick_, written_hash_);
 }
 
-void ReplayWriter::UniqueFd::close() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
-Status ReplayWriter::write_chunk(ChunkType type, std::uint64_t first, std::uint64_t last,
-                                 std::span<const std::byte> payload) {
-  const ChunkOut chunk{type, first, last, payload};
-  return write_chunks({&chunk, 1});
-}
-
-Status ReplayWriter::write_chunks(std::span<const ChunkOut> chunks) {
-  if (fd_.get() < 0) return fail("the replay is already closed");
-  chunk_.clear();
+void ReplayWriter::encode_chunk(const ChunkOut& c) {
   ByteWriter w(chunk_);
-  for (const ChunkOut& c : chunks) {
-    // Each checksum covers its own chunk's bytes so far, from the chunk's first byte.
-    const std::size_t start = chunk_.size();
-    const auto checksum = [&] {
-      return static_cast<std::uint32_t>(xxh3_64(std::span(chunk_).subspan(start)) & 0xFFFFFFFFu);
-    };
-    w.u8(static_cast<std::uint8_t>(c.type));
-    w.varint(c.payload.size());
-    w.varint(c.first);
-    w.varint(c.last - c.first);
-    w.u32(checksum());
-    w.bytes(c.payload);
-    w.u32(checksum());
+  // Each checksum covers its own chunk's bytes so far, from the chunk's first byte.
+  const std::size_t start = chunk_.size();
+  const auto checksum = [&] {
+    return static_cast<std::uint32_t>(xxh3_64(std::span(chunk_).subspan(start)) & 0xFFFFFFFFu);
+  };
+  w.u8(static_cast<std::uint8_t>(c.type));
+  w.varint(c.payload.size());
+  w.varint(c.first);
+  w.varint(c.last - c.first);
+  w.u32(checksum());
+  w.bytes(c.payload);
+  w.u32(checksum());
+}
+
+Status ReplayWriter::emit(const WrittenChunks& what) {
+  if (!sink_) {
+    chunk_.clear();
+    return fail("the replay is already closed");
   }
-  Status status = write_all(fd_.get(), chunk_.data(), chunk_.size());
+  Status status = sink_->write(chunk_, what);
   if (status) bytes_written_ += chunk_.size();
+  chunk_.clear();
   return status;
 }
 
@@ -174,12 +201,25 @@ Status ReplayWriter::add_tick(std::uint64_t tick, std::span<const std::byte> inp
   if (hash_every_ > 0 && tick % hash_every_ == 0) pending_hashes_.push_back(hash);
   last_tick_ = tick;
   last_hash_ = hash;
-  if (last_tick_ - pending_first_ + 1 >= k_ticks_per_chunk) return flush();
+  const bool keyframe_due = keyframe_every_ > 0 && tick % keyframe_every_ == 0;
+  if (last_tick_ - pending_first_ + 1 >= k_ticks_per_chunk && !keyframe_due) return flush();
   return {};
 }
 
-Status ReplayWriter::flush() {
-  if (reached_limit_ || last_tick_ < pending_first_) return {};
+Status ReplayWriter::flush() { return write_pending({}); }
+
+Status ReplayWriter::write_pending(std::span<const std::byte> keyframe) {
+  if (reached_limit_) return {};
+  if (!sink_) return fail("the replay is already closed");
+  if (last_tick_ < pending_first_) {
+    if (keyframe.empty()) return {};
+    if (!fits(keyframe.size())) return end_at_limit();
+    encode_chunk({ChunkType::keyframe, last_tick_, last_tick_, keyframe});
+    WrittenChunks what;
+    what.first_tick = what.last_tick = last_tick_;
+    what.keyframe = true;
+    return emit(what);
+  }
   const std::uint64_t first = pending_first_;
   const std::uint64_t last = last_tick_;
   const std::uint64_t ticks = last - first + 1;
@@ -218,18 +258,24 @@ Status ReplayWriter::flush() {
   }
   const std::vector<std::byte> phases = phase_hashes_payload(first);
   if (!fits(payload.size(), hashes.size(), phases.size())) return end_at_limit();
-  std::array<ChunkOut, 3> group{};
-  std::size_t chunks = 0;
-  group[chunks++] = {ChunkType::inputs, first, last, payload};
-  if (!hashes.empty()) group[chunks++] = {ChunkType::hashes, first, last, hashes};
-  if (!phases.empty()) group[chunks++] = {ChunkType::phase_hashes, first, last, phases};
-  if (Status status = write_chunks(std::span(group).first(chunks)); !status) return status;
+  // A keyframe that does not fit beside its ticks ends the file after them, as it would alone.
+  const bool with_keyframe = !keyframe.empty() && fits(payload.size(), hashes.size(), phases.size(), keyframe.size());
+  encode_chunk({ChunkType::inputs, first, last, payload});
+  if (!hashes.empty()) encode_chunk({ChunkType::hashes, first, last, hashes});
+  if (!phases.empty()) encode_chunk({ChunkType::phase_hashes, first, last, phases});
+  if (with_keyframe) encode_chunk({ChunkType::keyframe, last, last, keyframe});
+  WrittenChunks what;
+  what.first_tick = first;
+  what.last_tick = last;
+  what.keyframe = with_keyframe;
+  if (Status status = emit(what); !status) return status;
   pending_inputs_.clear();
   pending_hashes_.clear();
   pending_phases_.clear();
   pending_first_ = last + 1;
   written_tick_ = last;
   written_hash_ = last_hash_;
+  if (!keyframe.empty() && !with_keyframe) return end_at_limit();
   return {};
 }
 
@@ -278,14 +324,13 @@ Status ReplayWriter::add_keyframe(std::uint64_t tick, std::span<const std::byte>
     return fail("a keyframe of ", snapshot.size(), " bytes is over the format's ", k_max_snapshot_bytes,
                 "-byte bound for a snapshot");
   }
-  Status status = flush();
-  if (!status || reached_limit_) return status;
   // The first keyframe whole; each later one as its difference from the first when that is
-  // smaller (it is, unless nearly every byte changed), whole otherwise.
+  // smaller (it is, unless nearly every byte changed), whole otherwise — or whole always, when
+  // every keyframe must stand alone.
   keyframe_.clear();
   ByteWriter w(keyframe_);
   const bool first = first_keyframe_.empty();
-  if (!first && first_keyframe_.size() == snapshot.size()) {
+  if (!first && !whole_keyframes_ && first_keyframe_.size() == snapshot.size()) {
     w.u8(static_cast<std::uint8_t>(KeyframeEncoding::from_first));
     w.varint(snapshot.size());
     encode_keyframe_delta(snapshot, first_keyframe_, keyframe_);
@@ -296,9 +341,8 @@ Status ReplayWriter::add_keyframe(std::uint64_t tick, std::span<const std::byte>
     w.varint(snapshot.size());
     w.bytes(snapshot);
   }
-  if (!fits(keyframe_.size())) return end_at_limit();
-  status = write_chunk(ChunkType::keyframe, tick, tick, keyframe_);
-  if (status && first) first_keyframe_.assign(snapshot.begin(), snapshot.end());
+  Status status = write_pending(keyframe_);
+  if (status && !reached_limit_ && first && !whole_keyframes_) first_keyframe_.assign(snapshot.begin(), snapshot.end());
   return status;
 }
 
@@ -313,11 +357,15 @@ Status ReplayWriter::write_end(std::uint64_t tick, std::uint64_t hash) {
   std::vector<std::byte> payload;
   ByteWriter w(payload);
   w.u64(hash);
-  Status status = write_chunk(ChunkType::end, tick, tick, payload);
-  if (!status) return status;
-  if (::fsync(fd_.get()) != 0 && errno != EINVAL) return fail("cannot sync the replay: ", std::strerror(errno));
-  fd_.close();
-  return {};
+  encode_chunk({ChunkType::end, tick, tick, payload});
+  WrittenChunks what;
+  what.first_tick = what.last_tick = tick;
+  what.end = true;
+  what.end_hash = hash;
+  if (Status status = emit(what); !status) return status;
+  Status closed = sink_->close();
+  sink_.reset();
+  return closed;
 }
 
 }  // namespace lockstep::replay

@@ -44,6 +44,95 @@ using ProgressFn = std::function<void(std::uint64_t tick)>;
 /// two states may take. The command line's --max-state-mb sets it.
 inline constexpr std::uint64_t k_default_max_state_bytes = 256ull << 20;
 
+/// A replay's configuration for S, once its header is checked to belong to S (name,
+/// compatibility id unless `force`, input size).
+template <Simulation S>
+Result<typename S::Config> replay_config(const ReplayHeader& h, bool force) {
+  if (h.simulation != S::k_name) {
+    return fail("the replay is of simulation '", printable(h.simulation), "', not '", std::string(S::k_name), "'");
+  }
+  if (h.compatibility_id != S::compatibility_id() && !force) {
+    return fail("the replay was recorded by a build whose simulation compatibility id is ",
+                hash_hex(h.compatibility_id), " and this build's is ", hash_hex(S::compatibility_id()),
+                ": results differ between them (--force tries anyway)");
+  }
+  if (h.input_bytes != S::Input::k_bytes) {
+    return fail("the replay's inputs are ", h.input_bytes, " bytes, this simulation's ", S::Input::k_bytes);
+  }
+  typename S::Config config{};
+  try {
+    CanonicalInputArchive archive(h.config);
+    archive(config);
+    if (archive.remaining() != 0) return fail("the replay's configuration has trailing bytes");
+  } catch (const cereal::Exception& e) {
+    return fail("the replay's configuration is malformed: ", e.what());
+  }
+  return config;
+}
+
+/// Checks that every input run of `file` past the `checked[p]` first of each player decodes,
+/// so that playing never meets one that does not; `checked` then counts them all.
+template <Simulation S>
+Status check_new_inputs(const ReplayFile& file, std::vector<std::size_t>& checked) {
+  checked.resize(file.inputs.size(), 0);
+  for (std::size_t p = 0; p < file.inputs.size(); ++p) {
+    const InputRuns& runs = file.inputs[p];
+    for (std::size_t r = checked[p]; r < runs.size(); ++r) {
+      if (!S::Input::from_bytes(std::span<const std::byte, S::Input::k_bytes>(runs.input(r).data(), S::Input::k_bytes))) {
+        return fail("invalid input for player ", p, " from tick ", runs.first_tick(r));
+      }
+    }
+    checked[p] = runs.size();
+  }
+  return {};
+}
+
+/// The inputs of every player for `tick` (start_tick < tick ≤ last_tick), decoded from the
+/// file's runs (every one checked by check_new_inputs).
+template <Simulation S>
+void inputs_at(const ReplayFile& file, std::uint64_t tick, std::vector<typename S::Input>& out) {
+  out.resize(file.inputs.size());
+  for (std::size_t p = 0; p < file.inputs.size(); ++p) {
+    const InputRuns& runs = file.inputs[p];
+    out[p] = *S::Input::from_bytes(
+        std::span<const std::byte, S::Input::k_bytes>(runs.input(runs.find(tick)).data(), S::Input::k_bytes));
+  }
+}
+
+/// The replay's start state: built from the configuration and seed, or restored from the start
+/// snapshot.
+template <Simulation S>
+Result<std::unique_ptr<Runner<S>>> start_runner(const ReplayFile& file, const typename S::Config& config) {
+  const ReplayHeader& h = file.header;
+  if (h.start_tick == 0) {
+    Result<Runner<S>> runner = Runner<S>::create(config, h.seed);
+    if (!runner) return fail("the replay's configuration is rejected: ", runner.error().message);
+    return std::make_unique<Runner<S>>(std::move(runner).value());
+  }
+  Result<S> blank = S::create(config, h.seed);
+  if (!blank) return fail("the replay's configuration is rejected: ", blank.error().message);
+  auto runner = std::make_unique<Runner<S>>(std::move(blank).value());
+  Status restored = runner->restore(file.start_snapshot);
+  if (!restored) return fail("the replay's start snapshot is rejected: ", restored.error().message);
+  if (runner->tick() != h.start_tick) return fail("the start snapshot is of the wrong tick");
+  return runner;
+}
+
+/// Checks the start state against the header (its player count) and the state budget; returns
+/// the size of its snapshot.
+template <Simulation S>
+Result<std::uint64_t> check_start_state(const ReplayHeader& h, const Runner<S>& runner, std::uint64_t max_state_bytes) {
+  if (runner.simulation().players() != h.players) {
+    return fail("the replay has ", h.players, " players but its configuration builds ", runner.simulation().players());
+  }
+  const std::uint64_t bytes = runner.save().bytes.size();
+  if (bytes > max_state_bytes) {
+    return fail("the replay's state takes ", bytes >> 20, " MB, over the ", max_state_bytes >> 20,
+                " MB budget for a state (--max-state-mb raises it)");
+  }
+  return bytes;
+}
+
 template <Simulation S>
 class Player {
  public:
@@ -58,42 +147,18 @@ class Player {
   /// player count), decodes the configuration and every input, and builds the start state.
   static Result<Player> open(ReplayFile file, bool force,
                              std::uint64_t max_state_bytes = k_default_max_state_bytes) {
-    const ReplayHeader& h = file.header;
-    if (h.simulation != S::k_name) {
-      return fail("the replay is of simulation '", printable(h.simulation), "', not '", std::string(S::k_name), "'");
-    }
-    if (h.compatibility_id != S::compatibility_id() && !force) {
-      return fail("the replay was recorded by a build whose simulation compatibility id is ",
-                  hash_hex(h.compatibility_id), " and this build's is ", hash_hex(S::compatibility_id()),
-                  ": results differ between them (--force tries anyway)");
-    }
-    if (h.input_bytes != Input::k_bytes) {
-      return fail("the replay's inputs are ", h.input_bytes, " bytes, this simulation's ", Input::k_bytes);
-    }
-    Config config{};
-    try {
-      CanonicalInputArchive archive(h.config);
-      archive(config);
-      if (archive.remaining() != 0) return fail("the replay's configuration has trailing bytes");
-    } catch (const cereal::Exception& e) {
-      return fail("the replay's configuration is malformed: ", e.what());
-    }
-
-    Status inputs = check_inputs(file);
+    Result<Config> config = replay_config<S>(file.header, force);
+    if (!config) return config.error();
+    std::vector<std::size_t> checked;
+    Status inputs = check_new_inputs<S>(file, checked);
     if (!inputs) return inputs.error();
     Player player;
-    player.config_ = config;
+    player.config_ = config.value();
     player.file_ = std::move(file);
     if (Status built = player.build_start(); !built) return built.error();
-    if (player.runner_->simulation().players() != h.players) {
-      return fail("the replay has ", h.players, " players but its configuration builds ",
-                  player.runner_->simulation().players());
-    }
-    player.state_bytes_ = player.runner_->save().bytes.size();
-    if (player.state_bytes_ > max_state_bytes) {
-      return fail("the replay's state takes ", player.state_bytes_ >> 20, " MB, over the ",
-                  max_state_bytes >> 20, " MB budget for a state (--max-state-mb raises it)");
-    }
+    Result<std::uint64_t> state_bytes = check_start_state(player.file_.header, *player.runner_, max_state_bytes);
+    if (!state_bytes) return state_bytes.error();
+    player.state_bytes_ = state_bytes.value();
     player.max_state_bytes_ = max_state_bytes;
     player.start_hash_ = player.runner_->hash();
     return player;
@@ -121,13 +186,7 @@ class Player {
 
   /// The inputs of every player for `tick` (start_tick < tick ≤ last_tick), decoded from the
   /// file's runs (every one was checked by open()).
-  void inputs_at(std::uint64_t tick, std::vector<Input>& out) const {
-    out.resize(file_.inputs.size());
-    for (std::size_t p = 0; p < file_.inputs.size(); ++p) {
-      const InputRuns& runs = file_.inputs[p];
-      out[p] = *Input::from_bytes(input_span(runs.input(runs.find(tick))));
-    }
-  }
+  void inputs_at(std::uint64_t tick, std::vector<Input>& out) const { replay::inputs_at<S>(file_, tick, out); }
 
   /// Steps from the current tick to `target` (≤ last_tick), checking every recorded hash on
   /// the way; stops at the first mismatch.
@@ -241,21 +300,9 @@ class Player {
   /// Builds the start state afresh: from the configuration and seed, or from the file's start
   /// snapshot. Rebuilt rather than kept, so that a player holds one state, not two.
   Status build_start() {
-    const ReplayHeader& h = file_.header;
-    if (h.start_tick == 0) {
-      Result<Runner<S>> runner = Runner<S>::create(config_, h.seed);
-      if (!runner) return fail("the replay's configuration is rejected: ", runner.error().message);
-      runner_ = std::make_unique<Runner<S>>(std::move(runner).value());
-      current_trusted_ = true;
-      return {};
-    }
-    Result<S> blank = S::create(config_, h.seed);
-    if (!blank) return fail("the replay's configuration is rejected: ", blank.error().message);
-    auto runner = std::make_unique<Runner<S>>(std::move(blank).value());
-    Status restored = runner->restore(file_.start_snapshot);
-    if (!restored) return fail("the replay's start snapshot is rejected: ", restored.error().message);
-    if (runner->tick() != h.start_tick) return fail("the start snapshot is of the wrong tick");
-    runner_ = std::move(runner);
+    Result<std::unique_ptr<Runner<S>>> runner = start_runner<S>(file_, config_);
+    if (!runner) return runner.error();
+    runner_ = std::move(runner).value();
     current_trusted_ = true;
     return {};
   }
@@ -277,23 +324,6 @@ class Player {
       best = StartingPoint{tick(), nullptr, false, false};
     }
     return best;
-  }
-
-  static std::span<const std::byte, Input::k_bytes> input_span(std::span<const std::byte> bytes) {
-    return std::span<const std::byte, Input::k_bytes>(bytes.data(), Input::k_bytes);
-  }
-
-  /// Every recorded input must decode, so that playing never meets one that does not.
-  static Status check_inputs(const ReplayFile& file) {
-    for (std::size_t p = 0; p < file.inputs.size(); ++p) {
-      const InputRuns& runs = file.inputs[p];
-      for (std::size_t r = 0; r < runs.size(); ++r) {
-        if (!Input::from_bytes(input_span(runs.input(r)))) {
-          return fail("invalid input for player ", p, " from tick ", runs.first_tick(r));
-        }
-      }
-    }
-    return {};
   }
 
   void remember(std::uint64_t at) {

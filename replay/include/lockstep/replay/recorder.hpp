@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ struct RecordOptions {
   /// tick, so that a divergence is named by substep and phase; 0: none. Only for a simulation
   /// whose step reports its phases (ProbedSimulation).
   std::uint32_t phase_hashes_every = 0;
+  /// Every keyframe whole, so that each is a starting point by itself (a broadcast's viewers
+  /// start from the latest); otherwise later keyframes are stored against the first.
+  bool whole_keyframes = false;
 };
 
 /// A player trusts a keyframe only against the recorded hash of its tick, so every keyframe tick
@@ -77,18 +81,21 @@ class Recorder {
   static Result<Recorder> create(const std::string& path, const typename S::Config& config,
                                  std::uint64_t seed, const Runner<S>& runner,
                                  const RecordOptions& options) {
-    if (Status valid = validate(options); !valid) return valid.error();
-    if (options.phase_hashes_every > 0 && !ProbedSimulation<S>) {
-      return fail("cannot record phase hashes: ", S::k_name, "'s step reports no phases");
-    }
-    const ReplayHeader header = make_header<S>(config, seed, runner, options);
-    std::vector<std::byte> start;
-    if (runner.tick() > 0) start = runner.save().bytes;
-    Result<ReplayWriter> writer = ReplayWriter::create(path, header, start, options.max_file_bytes);
-    if (!writer) return writer.error();
-    return Recorder(std::move(writer).value(), options, header.players);
+    return open(
+        [&](const ReplayHeader& header, std::span<const std::byte> start) {
+          return ReplayWriter::create(path, header, start, options.max_file_bytes, options.whole_keyframes);
+        },
+        config, seed, runner, options);
   }
-
+  /// The same, into `sink` (a live broadcast's segments).
+  static Result<Recorder> create(std::unique_ptr<ReplaySink> sink, const typename S::Config& config,
+                                 std::uint64_t seed, const Runner<S>& runner, const RecordOptions& options) {
+    return open(
+        [&](const ReplayHeader& header, std::span<const std::byte> start) {
+          return ReplayWriter::create(std::move(sink), header, start, options.max_file_bytes, options.whole_keyframes);
+        },
+        config, seed, runner, options);
+  }
   /// Steps `runner` one tick as this recording needs: with the hashes of the step's checkpoints
   /// on the ticks whose phase hashes it keeps (`record` then writes them), plainly otherwise.
   Result<std::uint64_t> step(Runner<S>& runner, std::span<const Input> inputs) {
@@ -140,6 +147,22 @@ class Recorder {
   [[nodiscard]] std::uint64_t written_tick() const { return writer_.written_tick(); }
 
  private:
+  /// Checks the options and opens the writer `create_writer(header, start snapshot)` makes.
+  template <class CreateWriter>
+  static Result<Recorder> open(CreateWriter create_writer, const typename S::Config& config, std::uint64_t seed,
+                               const Runner<S>& runner, const RecordOptions& options) {
+    if (Status valid = validate(options); !valid) return valid.error();
+    if (options.phase_hashes_every > 0 && !ProbedSimulation<S>) {
+      return fail("cannot record phase hashes: ", S::k_name, "'s step reports no phases");
+    }
+    const ReplayHeader header = make_header<S>(config, seed, runner, options);
+    std::vector<std::byte> start;
+    if (runner.tick() > 0) start = runner.save().bytes;
+    Result<ReplayWriter> writer = create_writer(header, start);
+    if (!writer) return writer.error();
+    return Recorder(std::move(writer).value(), options, header.players);
+  }
+
   Recorder(ReplayWriter writer, const RecordOptions& options, std::uint32_t players)
       : writer_(std::move(writer)), options_(options) {
     bytes_.reserve(static_cast<std::size_t>(players) * Input::k_bytes);

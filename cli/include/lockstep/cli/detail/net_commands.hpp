@@ -1,5 +1,6 @@
 #pragma once
-// `host`, `join` and `spectate`: thin drivers of net::Session<S> over real UDP.
+// `host`, `join` and `spectate`: thin drivers of net::Session<S> over real UDP (and `spectate URL`
+// follows a broadcast over HTTP: broadcast_spectate.hpp).
 // Each prints network statistics once a second and at the end, and finishes with exactly
 // `tick <N> hash <16 hex>`. Exit codes: 0 finished, 1 desync, 2 bad arguments or refused,
 // 3 the network failed, 128 + N stopped by signal N. What needs no simulation type is in
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "lockstep/cli/command.hpp"
+#include "lockstep/cli/detail/broadcast_spectate.hpp"
 #include "lockstep/cli/detail/local_invites.hpp"
 #include "lockstep/cli/detail/net_flags.hpp"
 #include "lockstep/cli/detail/run_command.hpp"
@@ -211,11 +213,24 @@ void host_command(const HostOptions<S>& options, int* exit_code) {
     driver.log("host: note: host id 0: a token minted for any other host of id 0 that shares this key gets in here");
   }
   driver.log(describe_host(session->parameters(), port, o, host, driver.netsim));
+  if (!o.broadcast.empty()) {
+    driver.log("host: broadcasting into " + o.broadcast +
+               "; serve that directory over HTTP and watch with lockstep spectate http://SERVER/PATH/");
+  }
   *exit_code = drive_to_end(session.value(), *socket.value(), io, clock, driver, view.get(), o.session);
 }
 
 template <class S>
 void join_command(const JoinFlags& o, net::Role role, int* exit_code) {
+  if (role == net::Role::spectator && is_broadcast_url(o.host)) {
+    spectate_broadcast<S>(o, exit_code);
+    return;
+  }
+  for (const CLI::Option* option : {o.from_start_option, o.behind_option}) {
+    if (option != nullptr && option->count() > 0) {
+      throw CommandError{option->get_name() + " follows a broadcast (an http:// address), not a session's host"};
+    }
+  }
   std::string local_invite;
   const net::JoinConfig join = join_config(o, role, &local_invite);
   net::DriverOptions<S> driver = driver_options<S>(o.session, role == net::Role::player ? "peer" : "spectator");

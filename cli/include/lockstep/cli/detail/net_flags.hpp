@@ -61,7 +61,14 @@ struct HostFlags {
   bool open = false;  ///< admit anyone (still sealed); else by the invite codes it prints
   std::string token_key_file;  ///< … or the holders of tokens minted with this key
   std::uint64_t host_id = 0;   ///< the host id those tokens name
+  std::string broadcast;       ///< --broadcast DIR: the session as segment files any web server serves
 };
+
+/// How far behind live `spectate URL` plays unless told otherwise, in seconds: a segment's second,
+/// a cache's second on the manifest, and room for a slow fetch.
+inline constexpr double k_default_behind_s = 4.0;
+/// The most --behind takes, in seconds.
+inline constexpr double k_max_behind_s = 3600.0;
 
 /// `join`'s and `spectate`'s options.
 struct JoinFlags {
@@ -71,6 +78,10 @@ struct JoinFlags {
   std::string invite;       ///< an invite code the host printed
   std::string invite_file;  ///< … or a file holding one (off the process list)
   std::string token_file;   ///< … or a connect token file
+  bool from_start = false;            ///< spectate URL: from tick 0, not the latest keyframe
+  double behind_s = k_default_behind_s;  ///< spectate URL: seconds behind live
+  CLI::Option* from_start_option = nullptr;
+  CLI::Option* behind_option = nullptr;
 };
 
 /// What the simulation adds to a networked command's options.

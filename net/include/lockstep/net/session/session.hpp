@@ -297,6 +297,9 @@ class Session {
   /// The peer's protocol, on a joiner (else null): what only a joiner knows.
   [[nodiscard]] const PeerProtocol* peer_protocol() const { return dynamic_cast<const PeerProtocol*>(protocol_.get()); }
 
+  /// Why this host's broadcast (`HostConfig::broadcast`) stopped, once; the session goes on.
+  std::optional<std::string> take_broadcast_stopped() { return recording_.take_broadcast_stopped(); }
+
   /// Test only: after stepping `tick`, change the state with `perturb` (a deliberate desync).
   void debug_perturb(std::uint64_t tick, std::function<void(S&)> perturb) {
     perturb_tick_ = tick;
@@ -308,7 +311,7 @@ class Session {
 
  private:
   Session(std::unique_ptr<LockstepProtocol> protocol, const SessionFiles& files)
-      : protocol_(std::move(protocol)), evidence_dir_(files.evidence_dir), recording_(files.record) {}
+      : protocol_(std::move(protocol)), evidence_dir_(files.evidence_dir), recording_(files) {}
 
   [[nodiscard]] bool is_player() const { return parameters().slot != k_no_slot; }
 
@@ -400,7 +403,7 @@ class Session {
     evidence_.start_from_configuration(runner_->tick());
     decoded_.resize(runner_->simulation().players());
     pacing_.start_clock(parameters().tick_rate_hz);
-    return recording_.start(config_, seed_, *runner_);
+    return recording_.start(config_, seed_, *runner_, parameters().tick_rate_hz);
   }
 
   // --- What the protocol asks for ----------------------------------------------------------------

@@ -105,6 +105,7 @@ struct JoinSettings {
 /// Where a participant writes what it keeps.
 struct SessionFiles {
   std::string record;              ///< a replay file to record, or empty
+  std::string broadcast;           ///< a directory to broadcast the session into (a host's), or empty
   std::string evidence_dir = ".";  ///< where a desync's evidence folder goes
 };
 

@@ -106,6 +106,9 @@ DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_contex
         }
       }
     }
+    if (const std::optional<std::string> stopped = session.take_broadcast_stopped()) {
+      options.log(options.name + ": the broadcast stopped: " + *stopped + "; the session goes on");
+    }
     if (now - last_line >= std::chrono::seconds(1)) {
       const NetStats stats = session.stats();
       options.log("net: " + stats_line(stats, &last_stats, std::chrono::duration<double>(now - last_line).count()));
