@@ -46,6 +46,27 @@ TEST_CASE("input assembly completes a tick only when every slot has its input", 
   CHECK(a.held_through(1) == 3);
 }
 
+TEST_CASE("input assembly asked again and again for one tick completes it whatever order the slots arrive in",
+          "[net][inputs]") {
+  // The host asks at every datagram; the scan resumes at the slot it found missing, and the tick
+  // is still every slot's input in slot order, checked whole once it looks complete.
+  constexpr std::uint32_t k_players = 5;
+  InputAssembly a(k_players, bytes({0}), 0);
+  SlotTable slots = all_active(k_players);
+  for (const std::uint32_t slot : {4u, 2u, 0u, 3u}) {
+    a.take(static_cast<Slot>(slot), 1, bytes({static_cast<int>(10 + slot)}), 100, nullptr, k_now);
+    CHECK_FALSE(a.complete_tick(1, slots));
+  }
+  // A slot that the scan has passed and that leaves becomes neutral: still complete, in order.
+  slots[0].state = SlotState::waiting;
+  a.take(1, 1, bytes({11}), 100, nullptr, k_now);
+  const auto tick1 = a.complete_tick(1, slots);
+  REQUIRE(tick1);
+  CHECK(std::vector<std::byte>(tick1->begin(), tick1->end()) == bytes({0, 11, 12, 13, 14}));
+  // The next tick starts its scan afresh.
+  CHECK_FALSE(a.complete_tick(2, slots));
+}
+
 TEST_CASE("input assembly skips what it holds, stops at a gap and at the limit", "[net][inputs]") {
   InputAssembly a(1, bytes({0}), 0);
   a.take(0, 1, bytes({1, 2}), 100, nullptr, k_now);

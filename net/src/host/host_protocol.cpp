@@ -287,6 +287,7 @@ void HostProtocol::forget_through(std::uint64_t tick) {
 
 void HostProtocol::assemble_ticks() {
   if (state_ != HostState::countdown && state_ != HostState::running) return;
+  const std::uint64_t known = ticks().known_through();
   while (ticks().known_through() < config_.end_tick) {
     const std::optional<std::span<const std::byte>> tick = inputs_.complete_tick(ticks().known_through() + 1, slots());
     if (!tick) break;
@@ -294,7 +295,7 @@ void HostProtocol::assemble_ticks() {
     known_advanced_at_ = now_;
     mark_urgent();
   }
-  inputs_.forget_assembled(ticks().known_through());
+  if (ticks().known_through() != known) inputs_.forget_assembled(ticks().known_through());
 }
 
 void HostProtocol::send_to_all(Instant now) {

@@ -101,6 +101,17 @@ void InputAssembly::neutral_until(Slot slot, std::uint64_t from, std::uint64_t k
 }
 
 std::optional<std::span<const std::byte>> InputAssembly::complete_tick(std::uint64_t tick, const SlotTable& slots) {
+  const auto has = [&](std::size_t p) { return slots[p].neutral_at(tick) || through_[p] >= tick; };
+  // Asked again for the same tick (once a datagram, 255 a tick at 256 players), the scan goes on
+  // from the slot that was missing: the slots before it were there, and the whole pass below
+  // checks them all again once the tick looks complete.
+  if (tick != resume_tick_) {
+    resume_tick_ = tick;
+    resume_slot_ = 0;
+  }
+  for (; resume_slot_ < held_.size(); ++resume_slot_) {
+    if (!has(resume_slot_)) return std::nullopt;
+  }
   scratch_.clear();
   for (std::size_t p = 0; p < held_.size(); ++p) {
     if (slots[p].neutral_at(tick)) {
@@ -110,6 +121,7 @@ std::optional<std::span<const std::byte>> InputAssembly::complete_tick(std::uint
       const auto at = held_[p].begin() + static_cast<std::ptrdiff_t>((tick - first) * input_bytes_);
       scratch_.insert(scratch_.end(), at, at + static_cast<std::ptrdiff_t>(input_bytes_));
     } else {
+      resume_slot_ = p;
       return std::nullopt;
     }
   }

@@ -79,6 +79,8 @@ class InputAssembly {
   std::vector<std::vector<std::byte>> latest_;
   std::vector<std::uint64_t> latest_tick_;
   std::vector<std::byte> scratch_;
+  std::uint64_t resume_tick_ = 0;  ///< the tick complete_tick was last asked for
+  std::size_t resume_slot_ = 0;    ///< … and the first slot it found missing
 };
 
 }  // namespace lockstep::net
