@@ -165,3 +165,26 @@ TEST_CASE("each own input's latency is counted once, when the present first reac
   CHECK(stats.input_latency_p50_ticks == 2u);
   CHECK(stats.input_latency_p99_ticks == 4u);
 }
+
+TEST_CASE("a tick whose input the host decided for this player is not counted as its own input shown") {
+  Rig rig(0);
+  // Tick 1 stepped with this player's own input; tick 2 with another, decided by the host (the
+  // input tolerance), so its own input of tick 2 never showed; tick 3 with its own again.
+  const auto confirm_and_show = [&](std::vector<ButtonInput> in, std::uint64_t clock) {
+    std::vector<std::byte> own(ButtonInput::k_bytes);
+    in[k_own].to_bytes(std::span<std::byte, ButtonInput::k_bytes>(own.data(), ButtonInput::k_bytes));
+    rig.present.note_confirmed_own(rig.confirmed.tick() + 1, own);
+    rig.confirm(in);
+    rig.present.note_shown(clock);
+  };
+  confirm_and_show(rig.inputs(1, 0), 3);
+  std::vector<ButtonInput> decided = rig.inputs(2, 0);
+  decided[k_own] = own_input(1);  // its latest, as the host decides it (tick 2's own differs)
+  confirm_and_show(decided, 40);
+  confirm_and_show(rig.inputs(3, 0), 5);
+  net::NetStats stats;
+  rig.present.add_to(stats);
+  // Latencies 2 and 2: the decided tick's 38 is not among them.
+  CHECK(stats.input_latency_p50_ticks == 2u);
+  CHECK(stats.input_latency_p99_ticks == 2u);
+}

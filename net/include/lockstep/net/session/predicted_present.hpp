@@ -64,13 +64,27 @@ class PredictedPresent {
   void add_local(std::uint64_t tick, const Input& input, std::uint64_t sampled_at) {
     local_[tick % k_local_ring] = {tick, input, sampled_at};
   }
+  /// The confirmed runner steps `tick` with `own` as this player's input: the host's, which it
+  /// decided when the player's own came too late (the input tolerance).
+  void note_confirmed_own(std::uint64_t tick, std::span<const std::byte> own) {
+    confirmed_own_tick_ = tick;
+    std::copy(own.begin(), own.end(), confirmed_own_.begin());
+  }
   /// A player's present reached a new tick at the clock's tick `clock_count`: when it gave an input
-  /// for it, how long that took to show (once a tick: a resynced player shows ticks again).
+  /// for it, how long that took to show (once a tick: a resynced player shows ticks again). A
+  /// confirmed tick stepped with another input than the one it gave (decided by the host) never
+  /// showed its own, and is not counted: the decided inputs are counted apart (NetStats::decided).
   void note_shown(std::uint64_t clock_count) {
     if (present_ <= shown_through_) return;
     shown_through_ = present_;
     const LocalInput& local = local_[present_ % k_local_ring];
-    if (local.tick == present_) latency_.add(clock_count - local.sampled_at);
+    if (local.tick != present_) return;
+    if (confirmed_own_tick_ == present_) {
+      std::array<std::byte, Input::k_bytes> own{};
+      local.input.to_bytes(own);
+      if (own != confirmed_own_) return;
+    }
+    latency_.add(clock_count - local.sampled_at);
   }
 
   /// The confirmed runner, in state `current`, is about to step `next`: when that makes or reaches
@@ -198,6 +212,8 @@ class PredictedPresent {
   bool has_previous_ = false;
   std::array<LocalInput, k_local_ring> local_{};
   InputLatency latency_;
+  std::uint64_t confirmed_own_tick_ = 0;                 ///< the last confirmed tick stepped …
+  std::array<std::byte, Input::k_bytes> confirmed_own_{};  ///< … and this player's input in it
   Predictor predictor_;
   std::uint32_t window_ = 0;  ///< the prediction window in force (≤ the host's W)
   std::uint64_t rollbacks_ = 0;

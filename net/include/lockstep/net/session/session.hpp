@@ -296,7 +296,6 @@ class Session {
   [[nodiscard]] const HostProtocol* host_protocol() const { return dynamic_cast<const HostProtocol*>(protocol_.get()); }
   /// The peer's protocol, on a joiner (else null): what only a joiner knows.
   [[nodiscard]] const PeerProtocol* peer_protocol() const { return dynamic_cast<const PeerProtocol*>(protocol_.get()); }
-
   /// Why this host's broadcast (`HostConfig::broadcast`) stopped, once; the session goes on.
   std::optional<std::string> take_broadcast_stopped() { return recording_.take_broadcast_stopped(); }
 
@@ -324,6 +323,7 @@ class Session {
                         .value_or(Input{});
     }
     predicted_.before_confirmed(next, runner_->simulation());
+    if (is_player()) predicted_.note_confirmed_own(next, raw.subspan(std::size_t{parameters().slot} * k_input_bytes, k_input_bytes));
     const Instant began = step_cost_.begin();
     Result<std::uint64_t> stepped = runner_->step(decoded_);
     if (!stepped) return fail_session(stepped.error().message);
