@@ -39,30 +39,6 @@ Result<BroadcastFollower> BroadcastFollower::open(const HttpUrl& url) {
   return BroadcastFollower(std::move(getter), std::move(manifest).value(), std::move(opening).value(), Clock::now());
 }
 
-std::optional<replay::BroadcastSegment> BroadcastFollower::keyframe_at_or_before(std::uint64_t tick) const {
-  std::optional<replay::BroadcastSegment> best;
-  const std::vector<replay::BroadcastSegment>& listed = manifest_.segments;
-  for (std::size_t i = 0; i < listed.size(); ++i) {
-    const replay::BroadcastSegment& s = listed[i];
-    // A keyframe alone, without the ticks (and the hash) before it, is no place to start.
-    const bool alone = i > 0 && s.first_tick == s.last_tick && listed[i - 1].last_tick == s.first_tick;
-    if (!s.keyframe || alone) continue;
-    if (!best || s.last_tick <= tick) best = s;
-  }
-  return best;
-}
-
-const replay::BroadcastSegment* BroadcastFollower::listed(std::uint64_t number) const {
-  if (manifest_.segments.empty()) return nullptr;
-  const std::uint64_t first = manifest_.segments.front().number;
-  if (number < first || number - first >= manifest_.segments.size()) return nullptr;
-  return &manifest_.segments[static_cast<std::size_t>(number - first)];
-}
-
-bool BroadcastFollower::finished() const {
-  return manifest_.end.has_value() && !manifest_.segments.empty() && next_ > manifest_.segments.back().number;
-}
-
 Result<bool> BroadcastFollower::refresh() {
   Result<replay::BroadcastManifest> manifest = fetch_manifest(getter_);
   if (!manifest) return false;
@@ -75,7 +51,7 @@ Result<bool> BroadcastFollower::refresh() {
 }
 
 Result<std::vector<std::byte>> BroadcastFollower::fetch_checked(std::uint64_t number, const Checker& check) {
-  const replay::BroadcastSegment* entry = listed(number);
+  const replay::BroadcastSegment* entry = manifest_.listed(number);
   const std::uint64_t bound = entry != nullptr ? entry->bytes : replay::k_max_segment_bytes;
   const std::string name = manifest_.segment_name(number);
   std::string problem;
@@ -123,7 +99,7 @@ Result<std::optional<std::vector<std::byte>>> BroadcastFollower::next(const Chec
 BroadcastStart broadcast_start(BroadcastFollower& follower, bool from_start, std::uint64_t behind_ticks) {
   const std::uint64_t live = follower.manifest().live_tick();
   const std::optional<replay::BroadcastSegment> keyframe =
-      from_start ? std::nullopt : follower.keyframe_at_or_before(live > behind_ticks ? live - behind_ticks : 0);
+      from_start ? std::nullopt : follower.manifest().keyframe_at_or_before(live > behind_ticks ? live - behind_ticks : 0);
   const std::span<const std::byte> opening = follower.opening();
   if (!keyframe) {
     Result<replay::ReplayStream> stream = replay::ReplayStream::open(opening);

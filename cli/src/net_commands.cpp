@@ -270,16 +270,6 @@ HttpUrl broadcast_url_of(const JoinFlags& o) {
   return url.value();
 }
 
-std::string broadcast_progress_line(std::uint64_t tick, std::uint64_t live, std::uint32_t tick_rate_hz,
-                                    const BroadcastFollower& follower, std::uint64_t stalls) {
-  char behind[32];
-  std::snprintf(behind, sizeof behind, "%.1f", static_cast<double>(live > tick ? live - tick : 0) / tick_rate_hz);
-  return "broadcast: tick " + std::to_string(tick) + ", live " + std::to_string(live) + " (" + behind +
-         " s behind), segments " + std::to_string(follower.segments_fetched()) + " (" +
-         std::to_string(follower.segments_refetched()) + " fetched again), " +
-         std::to_string(follower.bytes_received()) + " bytes, stalls " + std::to_string(stalls);
-}
-
 net::JoinConfig join_config(const JoinFlags& o, net::Role role, std::string* local_invite) {
   Result<net::Endpoint> at = net::parse_host_port(o.host);
   if (!at) throw CommandError{at.error().message};

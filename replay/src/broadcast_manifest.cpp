@@ -18,6 +18,25 @@ std::uint64_t BroadcastManifest::live_tick() const {
   return segments.empty() ? start_tick : segments.back().last_tick;
 }
 
+const BroadcastSegment* BroadcastManifest::listed(std::uint64_t number) const {
+  if (segments.empty()) return nullptr;
+  const std::uint64_t first = segments.front().number;
+  if (number < first || number - first >= segments.size()) return nullptr;
+  return &segments[static_cast<std::size_t>(number - first)];
+}
+
+std::optional<BroadcastSegment> BroadcastManifest::keyframe_at_or_before(std::uint64_t tick) const {
+  std::optional<BroadcastSegment> best;
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    const BroadcastSegment& s = segments[i];
+    // A keyframe alone, without the ticks (and the hash) before it, is no place to start.
+    const bool alone = i > 0 && s.first_tick == s.last_tick && segments[i - 1].last_tick == s.first_tick;
+    if (!s.keyframe || alone) continue;
+    if (!best || s.last_tick <= tick) best = s;
+  }
+  return best;
+}
+
 std::string encode_manifest(const BroadcastManifest& m) {
   std::string out = "{\"format\":\"lockstep broadcast\",\"version\":";
   out += std::to_string(k_broadcast_version);

@@ -18,66 +18,20 @@
 #include "lockstep/replay/player.hpp"
 #include "lockstep/replay/recorder.hpp"
 #include "lockstep/replay/replay_stream.hpp"
+#include "broadcasts.hpp"
 #include "process.hpp"
 #include "sessions.hpp"
 
 using namespace lockstep;
 using namespace lockstep::replay;
+using lockstep::testing::as_bytes;
+using lockstep::testing::broadcast_session;
 using lockstep::testing::read_file;
+using lockstep::testing::read_manifest;
+using lockstep::testing::segment;
 using lockstep::testing::read_file_bytes;
 using lockstep::testing::small_arena;
 using lockstep::testing::TempDir;
-
-namespace {
-
-std::span<const std::byte> as_bytes(const std::string& text) {
-  return {reinterpret_cast<const std::byte*>(text.data()), text.size()};
-}
-
-/// A 4-bot arena of `ticks` ticks recorded into `sink`'s broadcast (and the same ticks into a
-/// file at `file` with the same options), flushed every `flush_every` ticks; the final hash.
-std::uint64_t broadcast_session(const std::string& dir, const std::string& file, std::uint64_t ticks,
-                                std::uint32_t flush_every, std::uint32_t keyframe_every) {
-  const WorldConfig config = small_arena();
-  Result<Runner<World>> runner = Runner<World>::create(config, 5);
-  REQUIRE(runner.ok());
-  RecordOptions options;
-  options.keyframe_every = keyframe_every;
-  options.whole_keyframes = true;
-  Result<std::unique_ptr<BroadcastSink>> sink = BroadcastSink::create(dir, 60);
-  REQUIRE(sink.ok());
-  Result<Recorder<World>> live = Recorder<World>::create(std::move(sink).value(), config, 5, runner.value(), options);
-  REQUIRE(live.ok());
-  Result<Recorder<World>> recorded = Recorder<World>::create(file, config, 5, runner.value(), options);
-  REQUIRE(recorded.ok());
-  std::vector<Bot> bots = {Bot(5, 0), Bot(5, 1), Bot(5, 2), Bot(5, 3)};
-  std::vector<ButtonInput> inputs(4);
-  for (std::uint64_t t = 0; t < ticks; ++t) {
-    for (std::size_t p = 0; p < 4; ++p) inputs[p] = bots[p].next();
-    REQUIRE(runner->step(inputs).ok());
-    REQUIRE(live->record(runner.value(), inputs).ok());
-    REQUIRE(recorded->record(runner.value(), inputs).ok());
-    if (runner->tick() % flush_every == 0) {
-      REQUIRE(live->flush().ok());
-      REQUIRE(recorded->flush().ok());
-    }
-  }
-  REQUIRE(live->finish().ok());
-  REQUIRE(recorded->finish().ok());
-  return runner->hash();
-}
-
-BroadcastManifest read_manifest(const std::string& dir) {
-  Result<BroadcastManifest> manifest = parse_manifest(as_bytes(read_file(dir + "/manifest.json")));
-  REQUIRE(manifest.ok());
-  return std::move(manifest).value();
-}
-
-std::vector<std::byte> segment(const std::string& dir, const BroadcastManifest& m, std::uint64_t n) {
-  return read_file_bytes(dir + "/" + m.segment_name(n));
-}
-
-}  // namespace
 
 TEST_CASE("a broadcast's segments in order are the recording, byte for byte", "[replay][broadcast]") {
   TempDir dir;

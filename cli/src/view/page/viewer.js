@@ -63,6 +63,7 @@ function openStatic() {
     event.preventDefault();
     if (event.dataTransfer.files.length) openFile(event.dataTransfer.files[0]);
   });
+  if (params.has('live')) return followLive(params.get('live'));
   const url = params.get('replay');
   if (url === null) return setStatus('waiting', 'open a replay (.lsr): choose a file or drop one on the page');
   let target;
@@ -76,31 +77,27 @@ function openStatic() {
   const name = target.pathname.split('/').pop() || url;
   fetch(target).then((response) => {
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    return readBounded(response, name);
-  }).then((bytes) => openBytes(name, bytes))
+    return readBounded(response, view.channel.maxBytes, name);  // engine.js
+  }).then((bytes) => openBytes(name, bytes.buffer))
     .catch((error) => setStatus('error', `cannot load ${url}: ${error.message}`));
 }
 
-/// A response's body, refused as soon as it passes what the page opens (whatever its headers say).
-async function readBounded(response, name) {
-  const limit = view.channel.maxBytes;
-  const reader = response.body.getReader();
-  const chunks = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      reader.cancel();
-      throw new Error(`${name} is more than ${limit} bytes, the most this page opens`);
-    }
-    chunks.push(value);
+/// ?live=URL: follows the broadcast in that folder (`host --broadcast DIR` served by this page's
+/// server) as `lockstep spectate URL` does; &behind=SECONDS (default 4) and &from=start as its
+/// --behind and --from-start.
+function followLive(url) {
+  let target;
+  try {
+    target = new URL(url.endsWith('/') ? url : url + '/', location.href);
+  } catch (error) {
+    return setStatus('error', `?live=${url} is not a URL`);
   }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) { bytes.set(chunk, at); at += chunk.byteLength; }
-  return bytes.buffer;
+  if (target.origin !== location.origin) return setStatus('error', `?live= follows a broadcast on this page's own site only, not ${target.origin}`);
+  const behind = params.has('behind') ? Number(params.get('behind')) : 4;
+  if (!(behind >= 0 && behind <= 3600)) return setStatus('error', `?behind=${params.get('behind')} is not a number of seconds from 0 to 3600`);
+  $('open').hidden = true;
+  setStatus('loading', `following the broadcast at ${target.href}…`);
+  view.channel.follow(target.href, { behind, fromStart: params.get('from') === 'start' });
 }
 
 function openFile(file) {
@@ -540,7 +537,7 @@ function onKey(event, down) {
 }
 
 function onStatus(status) {
-  $('session').textContent = `tick ${status.tick} of ${view.live.end || '∞'} · ${status.state}` +
+  $('session').textContent = `tick ${status.tick} of ${(view.live && view.live.end) || '∞'} · ${status.state}` +
     (status.message ? ` · ${status.message}` : '');
   const rtt = status.rtt_ms === null ? 'none (local)' : `${status.rtt_ms} ms`;
   const latency = status.latency_p99_ticks === null || status.latency_p99_ticks === undefined ? '' :

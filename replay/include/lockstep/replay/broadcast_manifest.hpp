@@ -50,6 +50,16 @@ struct BroadcastManifest {
   [[nodiscard]] std::string segment_name(std::uint64_t number) const;
   /// The last tick published (the opening's start tick when no segment is listed yet).
   [[nodiscard]] std::uint64_t live_tick() const;
+  /// The entry of segment `number`, if the manifest lists it.
+  [[nodiscard]] const BroadcastSegment* listed(std::uint64_t number) const;
+  /// Where a viewer starts: the latest listed keyframe segment that ends at or before `tick`
+  /// (or, failing that, the earliest listed one), or none — play from the opening — when the
+  /// manifest lists no keyframe.
+  [[nodiscard]] std::optional<BroadcastSegment> keyframe_at_or_before(std::uint64_t tick) const;
+  /// Whether a viewer whose next segment is `next` has every segment (the end is in the last).
+  [[nodiscard]] bool finished_before(std::uint64_t next) const {
+    return end.has_value() && !segments.empty() && next > segments.back().number;
+  }
 };
 
 /// The manifest as JSON, as BroadcastSink writes it.

@@ -40,10 +40,6 @@ class BroadcastFollower {
   [[nodiscard]] const std::vector<std::byte>& opening() const { return opening_; }
   [[nodiscard]] const HttpUrl& url() const { return getter_.base(); }
 
-  /// The segment to start from: the latest listed keyframe segment that ends at or before
-  /// `tick` (or, failing that, the earliest listed one), or none — play from the opening —
-  /// when the manifest lists no keyframe.
-  [[nodiscard]] std::optional<replay::BroadcastSegment> keyframe_at_or_before(std::uint64_t tick) const;
   /// The next segment fetched is `number` (1 after the opening).
   void continue_from(std::uint64_t number) { next_ = number; }
 
@@ -56,7 +52,7 @@ class BroadcastFollower {
   Result<std::vector<std::byte>> fetch_checked(std::uint64_t number, const Checker& check);
 
   /// Every segment of the broadcast has been fetched (its end is in the last).
-  [[nodiscard]] bool finished() const;
+  [[nodiscard]] bool finished() const { return manifest_.finished_before(next_); }
   /// The number of the next segment next() fetches.
   [[nodiscard]] std::uint64_t next_number() const { return next_; }
   [[nodiscard]] std::uint64_t segments_fetched() const { return fetched_; }
@@ -70,8 +66,6 @@ class BroadcastFollower {
   /// Fetches the manifest again: true when it came, false when it did not (tried again at the
   /// next poll); an error when it names another broadcast (a new id).
   Result<bool> refresh();
-  /// The listed entry of segment `number`, if the manifest lists it.
-  [[nodiscard]] const replay::BroadcastSegment* listed(std::uint64_t number) const;
 
   HttpGetter getter_;
   replay::BroadcastManifest manifest_;

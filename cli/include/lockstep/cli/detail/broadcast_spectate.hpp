@@ -16,6 +16,8 @@
 
 #include "lockstep/cli/command.hpp"
 #include "lockstep/cli/detail/broadcast_follower.hpp"
+#include "lockstep/cli/detail/broadcast_pace.hpp"
+#include "lockstep/cli/detail/live_engine.hpp"
 #include "lockstep/cli/detail/net_flags.hpp"
 #include "lockstep/cli/hooks.hpp"
 #include "lockstep/cli/stop_signal.hpp"
@@ -27,9 +29,6 @@ namespace lockstep::cli::detail {
 
 /// `spectate URL`'s checks of its options and its first line (src/net_commands.cpp).
 HttpUrl broadcast_url_of(const JoinFlags& flags);
-/// The line once a second: where the viewer is, how far behind live, what it fetched.
-std::string broadcast_progress_line(std::uint64_t tick, std::uint64_t live, std::uint32_t tick_rate_hz,
-                                    const BroadcastFollower& follower, std::uint64_t stalls);
 
 /// Where a viewer of the broadcast begins: the stream (from the opening, or from a keyframe
 /// segment) and whether it begins at a keyframe. Fetches the keyframe segment when it does.
@@ -46,7 +45,8 @@ class BroadcastSpectator {
  public:
   BroadcastSpectator(const JoinFlags& o, BroadcastFollower follower)
       : follower_(std::move(follower)), url_(follower_.url()), rate_(follower_.manifest().tick_rate_hz),
-        behind_ticks_(static_cast<std::uint64_t>(o.behind_s * rate_)), player_(open_player(o)) {
+        behind_ticks_(static_cast<std::uint64_t>(o.behind_s * rate_)), player_(open_player(o)),
+        pace_(rate_, behind_ticks_, player_.tick(), follower_.manifest().live_tick(), seconds(Clock::now())) {
     const std::uint64_t live = follower_.manifest().live_tick();
     print_line("spectator: following the broadcast at " + url_.text() + " (live at tick " + std::to_string(live) +
                "), from tick " + std::to_string(player_.tick()) + (at_keyframe_ ? " (its keyframe)" : " (its start)"));
@@ -54,11 +54,6 @@ class BroadcastSpectator {
       view_.emplace(*server_);
       print_line(view_announcement("spectator", true, server_->url()));
     }
-    // Playing starts once live is --behind ahead (a keyframe nearer live than that waits).
-    anchor_tick_ = player_.tick();
-    const std::uint64_t ahead = live > anchor_tick_ ? live - anchor_tick_ : 0;
-    anchor_at_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                                    ahead >= behind_ticks_ ? 0.0 : static_cast<double>(behind_ticks_ - ahead) / rate_));
   }
 
   /// Plays to the broadcast's end; returns the exit code.
@@ -97,14 +92,7 @@ class BroadcastSpectator {
   replay::LivePlayer<S> open_player(const JoinFlags& o) {
     BroadcastStart start = broadcast_start(follower_, o.from_start, behind_ticks_);
     at_keyframe_ = start.at_keyframe;
-    // Another simulation or another build's results: a usage error (exit 2). A start state that
-    // does not build or has another hash: a broadcast that cannot be followed (exit 3).
-    if (Result<typename S::Config> ours = replay::replay_config<S>(start.stream.file().header, false); !ours) {
-      throw CommandError{ours.error().message};
-    }
-    Result<replay::LivePlayer<S>> made = replay::LivePlayer<S>::open(std::move(start.stream), false);
-    if (!made) throw CommandError{made.error().message, k_exit_network};
-    return std::move(made).value();
+    return open_live_player<S>(std::move(start.stream));
   }
 
   /// What has come out since, a few segments a loop so that the pace holds while catching up.
@@ -124,25 +112,10 @@ class BroadcastSpectator {
     }
   }
 
-  /// The tick to be at now: the tick rate from where playing began (or last resumed), never
-  /// further than twice --behind from live (past that it catches up, and paces from there), and
-  /// never past what has arrived (running dry counts a stall, and pacing resumes from there).
+  static double seconds(Clock::time_point t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
+
   std::uint64_t pace(Clock::time_point now) {
-    const std::uint64_t live = follower_.manifest().live_tick();
-    const double elapsed = std::max(0.0, std::chrono::duration<double>(now - anchor_at_).count());
-    std::uint64_t target = anchor_tick_ + static_cast<std::uint64_t>(elapsed * rate_);
-    if (live > 2 * behind_ticks_ && target < live - 2 * behind_ticks_) re_anchor(now, target = live - 2 * behind_ticks_);
-    const bool dry = target > player_.last_tick();
-    if (dry) {
-      if (!was_dry_ && !player_.ended()) ++stalls_;
-      re_anchor(now, target = player_.last_tick());
-    }
-    was_dry_ = dry;
-    return target;
-  }
-  void re_anchor(Clock::time_point now, std::uint64_t tick) {
-    anchor_at_ = now;
-    anchor_tick_ = tick;
+    return pace_.target(seconds(now), follower_.manifest().live_tick(), player_.last_tick(), player_.ended());
   }
 
   /// Steps to `target`, every recorded hash checked; the first desync, if any.
@@ -168,7 +141,8 @@ class BroadcastSpectator {
   }
 
   [[nodiscard]] std::string progress_line() const {
-    return broadcast_progress_line(player_.tick(), follower_.manifest().live_tick(), rate_, follower_, stalls_);
+    const BroadcastFetched fetched{follower_.segments_fetched(), follower_.segments_refetched(), follower_.bytes_received()};
+    return broadcast_progress_line(player_.tick(), follower_.manifest().live_tick(), rate_, fetched, pace_.stalls());
   }
   [[nodiscard]] LiveState state() const {
     LiveState now;
@@ -191,10 +165,7 @@ class BroadcastSpectator {
   replay::LivePlayer<S> player_;
   std::unique_ptr<ViewServer> server_;
   std::optional<LiveView<S>> view_;
-  Clock::time_point anchor_at_;
-  std::uint64_t anchor_tick_ = 0;
-  std::uint64_t stalls_ = 0;  ///< times the next segment was not there when its ticks were due
-  bool was_dry_ = false;
+  BroadcastPace pace_;
   std::vector<typename S::Input> shown_inputs_;
 };
 

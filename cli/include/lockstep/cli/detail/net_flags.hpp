@@ -14,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "lockstep/cli/detail/broadcast_pace.hpp"
 #include "lockstep/cli/view/view_server.hpp"
 #include "lockstep/net/io/fault_model.hpp"
 #include "lockstep/net/wire/wire.hpp"
@@ -63,12 +64,6 @@ struct HostFlags {
   std::uint64_t host_id = 0;   ///< the host id those tokens name
   std::string broadcast;       ///< --broadcast DIR: the session as segment files any web server serves
 };
-
-/// How far behind live `spectate URL` plays unless told otherwise, in seconds: a segment's second,
-/// a cache's second on the manifest, and room for a slow fetch.
-inline constexpr double k_default_behind_s = 4.0;
-/// The most --behind takes, in seconds.
-inline constexpr double k_max_behind_s = 3600.0;
 
 /// `join`'s and `spectate`'s options.
 struct JoinFlags {

@@ -54,6 +54,15 @@ struct LiveSimulation {
   bool drawable = false;
 };
 
+/// A live page's messages, whoever carries them (the viewer's server, or the web engine in the
+/// page for a broadcast): the hello, a status, one tick's frame drawn in `draw`.
+std::string live_hello_json(const LiveSimulation& simulation, const LiveDescription& d);
+std::string live_status_json(const LiveState& s, std::uint8_t keys, std::uint64_t keys_from_tick, std::string_view phase,
+                             std::string_view message);
+void encode_live_frame(view::FrameBatchWriter& batch, const LiveSimulation& simulation, const DrawList& draw,
+                       std::uint64_t tick, std::uint64_t hash, std::span<const std::byte> inputs, std::uint32_t players,
+                       bool recorded);
+
 /// A page that already has this much unsent is skipped for a live frame: it gets the newer ones
 /// once it catches up, instead of falling ever further behind the session.
 inline constexpr std::size_t k_live_backlog_bytes = 256u << 10;
@@ -70,7 +79,7 @@ class LivePages {
   [[nodiscard]] std::uint32_t pages_open() const { return pages_open_; }
 
   /// Sends every open page the session's description again (it changed: a peer was welcomed).
-  void describe_again(const LiveDescription& d) { server_.broadcast_text(hello(d)); }
+  void describe_again(const LiveDescription& d) { server_.broadcast_text(live_hello_json(simulation_, d)); }
 
   /// The first tick whose input used the keys in use now (0: none asked yet).
   [[nodiscard]] std::uint64_t keys_from_tick() const { return applied_from_; }
@@ -83,7 +92,7 @@ class LivePages {
                         bool recorded);
 
   void send_status(const LiveState& state, std::string_view phase, std::string_view message) {
-    server_.broadcast_text(status(state, phase, message));
+    server_.broadcast_text(live_status_json(state, applied_, applied_from_, phase, message));
   }
 
   /// Tells every page how the session ended and lets the last messages out (at most a second).
@@ -96,9 +105,6 @@ class LivePages {
   DrawList& drawn() { return draw_; }
 
  private:
-  [[nodiscard]] std::string hello(const LiveDescription& d) const;
-  [[nodiscard]] std::string status(const LiveState& s, std::string_view phase, std::string_view message) const;
-
   ViewServer& server_;
   LiveSimulation simulation_;
   std::vector<ViewEvent> events_;
