@@ -37,7 +37,7 @@ std::string endpoint_text(const Endpoint& e) {
 }  // namespace
 
 PeerProtocol::PeerProtocol(PeerProtocolConfig config, Instant now)
-    : config_(std::move(config)), asked_at_(now), last_heard_(now) {
+    : config_(std::move(config)), asked_at_(now), waits_from_(now), last_heard_(now) {
   key_.emplace(key_seed(config_, 0));
   own_key_ = key_->public_key();
   LOCKSTEP_ASSERT(config_.input_bytes >= 1 && config_.neutral_input.size() == config_.input_bytes);
@@ -168,6 +168,9 @@ void PeerProtocol::handle_clear_refusal(std::span<const std::byte> datagram, Ins
   if (r->reason == RefuseReason::busy) {
     const Duration wait = std::clamp(Duration(std::chrono::milliseconds(r->retry_ms)), Duration(config_.hello_every), k_busy_wait_at_most);
     sent(now, std::max(next_send(), now + wait));
+    // A host that answers it is busy is there: in a join storm the joiner waits its turn, its
+    // timeout counting from the latest such answer, but no longer than k_busy_patience in all.
+    waits_from_ = std::max(waits_from_, std::min(now, asked_at_ + k_busy_patience));
   }
 }
 
@@ -400,7 +403,7 @@ void PeerProtocol::on_stepped(std::uint64_t tick, std::uint64_t hash) { note_own
 void PeerProtocol::poll(Instant now) {
   if (state_ == PeerState::ended) return;
   if (state_ < PeerState::welcomed) {
-    if (now - asked_at_ > config_.timeout_after) {
+    if (now - waits_from_ > config_.timeout_after) {
       if (!advisory_refusal_.empty()) return stop(Outcome::refused, advisory_refusal_);
       // A host says nothing to a connect it cannot open: a credential it does not take is silence.
       if (state_ == PeerState::challenged) {

@@ -41,6 +41,12 @@ enum class PeerState : std::uint8_t { hello, challenged, welcomed, running, ende
 
 class PeerProtocol final : public LockstepProtocol {
  public:
+  /// How long a joiner goes on asking while the host answers that it is busy admitting others (a
+  /// join storm): its timeout counts from the host's latest busy answer, up to this long after it
+  /// first asked. Busy answers come in clear (anyone on the path could send one): this bounds how
+  /// long they can hold a joiner.
+  static constexpr Duration k_busy_patience = std::chrono::seconds(60);
+
   PeerProtocol(PeerProtocolConfig config, Instant now);
 
   void receive(const Endpoint& from, std::span<const std::byte> datagram, Instant now) override;
@@ -101,7 +107,8 @@ class PeerProtocol final : public LockstepProtocol {
 
   PeerProtocolConfig config_;
   PeerState state_ = PeerState::hello;
-  Instant asked_at_;
+  Instant asked_at_;   ///< when it began to ask to join
+  Instant waits_from_;  ///< its timeout counts from here: when it asked, or the host's latest busy answer
   std::optional<Instant> first_hello_at_;
   Instant last_heard_{0};
   std::optional<Instant> finished_since_;  ///< when it stepped its last tick
