@@ -4,6 +4,7 @@
 
 #include "game_loop.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -59,8 +60,9 @@ int play(Session& session, lockstep::net::UdpSocket& socket, boost::asio::io_con
       if (!line.empty()) std::printf("%s\n", line.c_str());
     }
     // A game would wait for the display's next frame; this one sleeps until the session has
-    // something to do, a few milliseconds at most.
-    const Instant wake = std::min(session.next_wakeup(), clock.now() + Instant(4000));
+    // something to do (a timer, the clock's next tick), a few milliseconds at most.
+    const Instant wake = std::min({session.next_wakeup(), session.next_tick_at().value_or(Instant::max()),
+                                   clock.now() + Instant(4000)});
     std::this_thread::sleep_for(std::max(Instant(0), wake - clock.now()));
   }
   const lockstep::net::SessionResult& result = *session.result();

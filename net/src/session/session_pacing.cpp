@@ -19,6 +19,11 @@ std::uint32_t SessionPacing::advance(Instant start, Instant now, std::uint64_t e
   return ticks;
 }
 
+std::optional<Instant> SessionPacing::next_tick_at() const {
+  if (!started_ || !clock_) return std::nullopt;
+  return last_frame_ + std::chrono::ceil<Instant>(clock_->tick_length() - clock_->leftover());
+}
+
 void SessionPacing::pace(Instant start, Instant now, const Frame& frame) {
   const std::uint32_t ticks = advance(start, now, frame.end_tick);
   due_ = std::min(due_ + (frame.predicting ? time_sync(ticks, now, frame) : ticks), k_max_due);

@@ -4,22 +4,9 @@
 ///
 /// The program owns the socket and the time. Each frame it hands over the datagrams that arrived,
 /// calls update() with the time, gives its own input whenever one is wanted, steps the ticks
-/// that are ready, sends what the session wants sent, and reads the state (const) and alpha to
-/// draw:
-///
-///     while (!session.ended()) {
-///       const Instant now = clock_now();
-///       while (socket.receive(from, bytes)) session.receive(from, bytes, now);
-///       session.update(now);
-///       for (;;) {
-///         while (session.input_wanted()) session.add_local_input(read_controls());
-///         if (!session.step_ready()) break;
-///         if (!session.step().ok()) break;  // a recording that failed ends the session
-///       }
-///       session.send_all(socket);
-///       draw(*session.state(), session.alpha());
-///       wait_until(session.next_wakeup());  // or the display's next frame
-///     }
+/// that are ready, sends what the session wants sent, reads the state (const) and alpha to draw,
+/// and waits for its display's next frame, or for next_wakeup() and next_tick_at(): the loop in
+/// docs/GUIDE.md ("A networked loop"), and examples/duel/game_loop.cpp.
 ///
 /// A player's input sampled at tick t is for tick t + D; ticks 1 to D are neutral. Stepping is
 /// deterministic by construction: tick t is stepped only with every player's input for t as the
@@ -248,10 +235,14 @@ class Session {
   void set_predictor(Predictor predictor) { predicted_.set_predictor(std::move(predictor)); }
   /// How far between the last tick and the next the display is, for blending two states.
   [[nodiscard]] double alpha() const { return pacing_.alpha(); }
+  /// The protocol's next timer (and, before the clock runs, the start).
   [[nodiscard]] Instant next_wakeup() const {
     return pacing_.started() || !protocol_->start_time() ? protocol_->next_wakeup()
                                                 : std::min(protocol_->next_wakeup(), *protocol_->start_time());
   }
+  /// When the session's clock makes its next tick, when a player samples its input and steps
+  /// (none before the clock runs). A loop that sleeps between frames wakes for it too.
+  [[nodiscard]] std::optional<Instant> next_tick_at() const { return pacing_.next_tick_at(); }
   bool poll_event(ProtocolEvent& event) {
     if (events_.empty()) return protocol_->poll_event(event);
     event = std::move(events_.front());

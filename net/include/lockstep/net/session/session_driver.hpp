@@ -65,7 +65,25 @@ Instant thread_cpu_time();
 std::string describe_event(const ProtocolEvent& event, const std::string& name, const SessionParameters& parameters,
                            std::uint64_t countdown_ms = 0, const NetSimConfig& netsim = {});
 
-/// Runs `session` over `socket` until it ends, pumping `io` a millisecond at a time.
+/// The longest a driver sleeps when nothing arrives and nothing is due: the virtual sessions'
+/// frame (where every protocol is tested at that cadence), and what a --view page waits at most.
+inline constexpr Duration k_longest_sleep = std::chrono::milliseconds(5);
+
+/// How long a driver may sleep from `now`: until the session's next timer or its clock's next
+/// tick, or `held` (a datagram the fault simulator holds back), at most k_longest_sleep. A
+/// datagram's arrival ends the sleep sooner.
+template <Simulation S>
+std::chrono::steady_clock::duration sleep_before_work(const Session<S>& session, Instant now,
+                                                      std::optional<std::chrono::steady_clock::time_point> held) {
+  Instant until = std::min(session.next_wakeup(), now + k_longest_sleep);
+  if (const std::optional<Instant> tick = session.next_tick_at()) until = std::min(until, *tick);
+  std::chrono::steady_clock::duration sleep = std::max(until - now, Instant{0});
+  if (held) sleep = std::min(sleep, std::max(*held - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{0}));
+  return sleep;
+}
+
+/// Runs `session` over `socket` until it ends, sleeping between frames until a datagram arrives or
+/// the session has work (sleep_before_work).
 template <Simulation S>
 DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_context& io, const RealClock& clock,
                   const DriverOptions<S>& options) {
@@ -75,8 +93,10 @@ DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_contex
   session.set_step_clock(&thread_cpu_time);
   Instant last_line = clock.now();
   NetStats last_stats = session.stats();
+  std::chrono::steady_clock::duration sleep{0};
   while (!session.ended()) {
-    io.run_for(std::chrono::milliseconds(1));
+    io.run_one_for(sleep);  // the first datagram to arrive, or nothing for `sleep`
+    io.poll();              // and every other one there
     (void)socket.flush_due();
     const Instant now = clock.now();
     if (out.signal == 0 && options.stop_signal && (out.signal = options.stop_signal()) != 0) {
@@ -115,6 +135,7 @@ DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_contex
       last_stats = stats;
       last_line = now;
     }
+    sleep = sleep_before_work(session, clock.now(), socket.flush_due());
   }
   // What the fault simulator still holds (goodbyes included) goes out before the socket closes.
   const Instant deadline = clock.now() + std::chrono::milliseconds(500);

@@ -46,6 +46,8 @@ class SessionPacing {
   /// prediction at the next confirmed tick, with prediction only at the window's edge. A spectator
   /// notes how far behind the clock it is.
   void pace(Instant start, Instant now, const Frame& frame);
+  /// When the clock makes its next tick (none before it runs).
+  [[nodiscard]] std::optional<Instant> next_tick_at() const;
   /// Ticks due by the clock and not yet stepped.
   [[nodiscard]] std::uint64_t due() const { return due_; }
   /// One due tick was stepped (or shown, predicted).
