@@ -19,15 +19,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser  # noqa: E402
+from checks import check, exit_code  # noqa: E402
 
 NGINX = "/usr/sbin/nginx"
-failures = []
 
-
-def check(condition, message):
-    print(("ok   " if condition else "FAIL ") + message, flush=True)
-    if not condition:
-        failures.append(message)
 
 
 def free_port(kind):
@@ -156,11 +151,7 @@ def main():
         check(page["state"] == "error" and "this page's own site only" in page["status"],
               f"?live= from another site is refused ({page['status']})")
 
-    if failures:
-        print(f"{len(failures)} checks failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return exit_code()
 
 
 if __name__ == "__main__":

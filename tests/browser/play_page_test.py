@@ -16,17 +16,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser  # noqa: E402
+from checks import check, exit_code  # noqa: E402
 
-failures = []
 # Every host gives up waiting for its players after this many seconds (exit 3), so a joiner that
 # failed ends the test promptly instead of leaving the host waiting forever.
 WAIT_TIMEOUT_S = "60"
 
-
-def check(condition, message):
-    print(("ok   " if condition else "FAIL ") + message, flush=True)
-    if not condition:
-        failures.append(message)
 
 
 def key(browser, kind, name, code, key_code, keys_after):
@@ -98,11 +93,7 @@ def main():
     predicted(lockstep, work)
     host_lost(lockstep)
     desync_shown(lockstep, work)
-    if failures:
-        print(f"{len(failures)} checks failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return exit_code()
 
 
 def two_replays(lockstep, work, played):

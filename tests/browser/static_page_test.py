@@ -25,14 +25,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser  # noqa: E402
+from checks import check, exit_code  # noqa: E402
 
-failures = []
 
-
-def check(condition, message):
-    print(("ok   " if condition else "FAIL ") + message, flush=True)
-    if not condition:
-        failures.append(message)
 
 
 def run(lockstep, *args, cwd=None, codes=(0,)):
@@ -201,11 +196,7 @@ def main():
                                   "--to-tick", "100", "--fields", "pos_x").stdout.splitlines()[0])
         check(shown == exported["hash"], f"the second replay's tick 100 is drawn with its own hash {exported['hash']} ({shown})")
 
-    if failures:
-        print(f"{len(failures)} checks failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return exit_code()
 
 
 if __name__ == "__main__":

@@ -19,17 +19,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser  # noqa: E402
+from checks import check, exit_code  # noqa: E402
 
 BODY = (0x4a, 0xa3, 0xff)
 BACKGROUND = (0x10, 0x14, 0x1c)
 DIFFERS = (0xff, 0x3b, 0x3b)
-failures = []
 
-
-def check(condition, message):
-    print(("ok   " if condition else "FAIL ") + message, flush=True)
-    if not condition:
-        failures.append(message)
 
 
 def near(pixel, colour, tolerance=3):
@@ -241,11 +236,7 @@ def main():
         if docs:
             shutil.copy(os.path.join(work, "view-evidence.png"), os.path.join(docs, "viewer-divergence.png"))
 
-    if failures:
-        print(f"{len(failures)} checks failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return exit_code()
 
 
 if __name__ == "__main__":

@@ -15,7 +15,10 @@
 #include "lockstep/cli/detail/live_engine.hpp"
 
 using namespace lockstep;
-using namespace lockstep::testing;
+using lockstep::testing::broadcast_session;
+using lockstep::testing::read_manifest;
+using lockstep::testing::segment;
+using lockstep::testing::TempDir;
 using cli::detail::BroadcastPace;
 using cli::detail::LiveEngine;
 

@@ -16,7 +16,10 @@
 #include "process.hpp"
 
 using namespace lockstep;
-using namespace lockstep::testing;
+using lockstep::testing::lockstep_cli;
+using lockstep::testing::ProcessResult;
+using lockstep::testing::run_process;
+using lockstep::testing::TempDir;
 
 namespace {
 
