@@ -77,6 +77,12 @@ std::uint64_t behind_ticks(double behind_s, std::uint32_t tick_rate_hz) {
   return static_cast<std::uint64_t>(seconds * tick_rate_hz);
 }
 
+/// The page's clock (performance.now(), milliseconds) in seconds: finite, from 0 to 10^12 s.
+double page_seconds(double now_ms) {
+  if (!(now_ms >= 0 && now_ms <= 1e15)) throw cli::CommandError{"the page's clock must be from 0 to 10^15 ms", cli::k_exit_usage};
+  return now_ms / 1000;
+}
+
 void throw_if_failed(const Status& status, const std::string& what) {
   if (!status) throw cli::CommandError{what + status.error().message, cli::k_exit_network};
 }
@@ -94,7 +100,7 @@ LivePlayed play_at(double now_ms) {
   cli::detail::LiveEngine& engine = engine_or_throw();
   const replay::BroadcastManifest& m = manifest_or_throw();
   const std::optional<replay::TickHash> end = engine.end();
-  const std::uint64_t target = g_followed.pace->target(now_ms / 1000, m.live_tick(), engine.last_tick(), end.has_value());
+  const std::uint64_t target = g_followed.pace->target(page_seconds(now_ms), m.live_tick(), engine.last_tick(), end.has_value());
   if (target > engine.tick()) {
     Result<std::optional<replay::Desync>> played = engine.play_to(target);
     if (!played) throw cli::CommandError{played.error().message, cli::k_exit_failed};
@@ -163,14 +169,30 @@ EMSCRIPTEN_KEEPALIVE const char* lockstep_web_live_segment(double number) {
   return g_live_text.c_str();
 }
 
+/// Whether keyframe segment `keyframe_number` arrived whole, to start at after `opening`: its
+/// listed size, its chunks, and a keyframe that reads (0); or 3 with why (fetch it again).
+/// Changes nothing.
+EMSCRIPTEN_KEEPALIVE int lockstep_web_live_start_whole(const std::byte* opening, std::size_t opening_size,
+                                                      const std::byte* keyframe, std::size_t keyframe_size,
+                                                      double keyframe_number) {
+  return cli::run_guarded([&] {
+    check_listed_size(segment_number(keyframe_number), keyframe_size);
+    Result<replay::ReplayStream> stream =
+        replay::ReplayStream::open_at_keyframe(bytes_at(opening, opening_size), bytes_at(keyframe, keyframe_size));
+    if (!stream) throw cli::CommandError{stream.error().message, cli::k_exit_network};
+    return 0;
+  });
+}
+
 /// Opens the broadcast from its opening and, when `keyframe_number` is not 0, that keyframe
-/// segment: 0, 2 (another simulation or build) or 3 (cannot be followed). `behind_s` as
-/// spectate's --behind; `now_ms` the page's clock.
+/// segment (`again`: fetched a second time): 0, 2 (another simulation or build) or 3 (cannot be
+/// followed). `behind_s` as spectate's --behind; `now_ms` the page's clock.
 EMSCRIPTEN_KEEPALIVE int lockstep_web_live_open(const std::byte* opening, std::size_t opening_size,
                                                const std::byte* keyframe, std::size_t keyframe_size,
-                                               double keyframe_number, double behind_s, double now_ms) {
+                                               double keyframe_number, int again, double behind_s, double now_ms) {
   return cli::run_guarded([&] {
     const replay::BroadcastManifest& m = manifest_or_throw();
+    const double now_s = page_seconds(now_ms);
     check_listed_size(0, opening_size);
     const std::uint64_t number = segment_number(keyframe_number);
     if (number != 0) check_listed_size(number, keyframe_size);
@@ -181,9 +203,10 @@ EMSCRIPTEN_KEEPALIVE int lockstep_web_live_open(const std::byte* opening, std::s
     g_followed.engine = cli::detail::open_live_engine<Known>(std::move(stream).value());
     g_followed.next = number + 1;
     g_followed.fetched.segments = number != 0 ? 1 : 0;
+    g_followed.fetched.refetched = number != 0 && again != 0 ? 1 : 0;
     g_followed.fetched.bytes += opening_size + keyframe_size;
     g_followed.pace.emplace(m.tick_rate_hz, behind_ticks(behind_s, m.tick_rate_hz), g_followed.engine->tick(),
-                            m.live_tick(), now_ms / 1000);
+                            m.live_tick(), now_s);
     return 0;
   });
 }

@@ -112,6 +112,11 @@ void UdpSocket::send(const Endpoint& to, std::span<const std::byte> datagram) {
   (void)flush_due();
 }
 
+std::optional<std::chrono::steady_clock::time_point> UdpSocket::next_arrival() const {
+  if (received_.empty()) return std::nullopt;
+  return epoch_ + received_.front().due;
+}
+
 std::optional<std::chrono::steady_clock::time_point> UdpSocket::flush_due() {
   faults_.deliver_due(now(), [this](const Endpoint& to, std::span<const std::byte> bytes) { send_now(to, bytes); });
   if (faults_.held() == 0) return std::nullopt;

@@ -57,9 +57,10 @@ const MANIFEST = { ok: 0, anotherBroadcast: 2 };                            // l
 /// a tick, a status a second, and the end (`tick N hash H`), a desync or why it failed.
 async function followBroadcast(module, post, lines, base, options, current) {
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  const say = (message) => { if (current()) post(message); };  // nothing once the page opened something else
   const lastError = () => (lines.err.length ? lines.err[lines.err.length - 1].replace(/^error: /, '') : 'the engine failed');
   const status = (phase, message) =>
-    post(module.ccall('lockstep_web_live_status', 'string', ['string', 'string'], [phase, message]));
+    say(module.ccall('lockstep_web_live_status', 'string', ['string', 'string'], [phase, message]));
   const withBytes = (bytes, call) => {
     const at = module._malloc(Math.max(1, bytes.length));
     if (at === 0) throw new Error('the engine is out of memory');
@@ -112,18 +113,30 @@ async function followBroadcast(module, post, lines, base, options, current) {
     try { await takeManifest(); break; } catch (error) {
       if (error.fatal || performance.now() - began > SILENCE_MS) throw error;
       await sleep(MANIFEST_POLL_MS);
+      if (!current()) return;
     }
   }
-  const opening = await fetchBytes(segment(0).name, segment(0).bytes, false);
-  const start = module._lockstep_web_live_start_segment(options.fromStart ? 1 : 0, options.behind);
-  const open = (keyframe, number) => withBytes(opening, (at, size) => withBytes(keyframe, (kat, ksize) =>
-    module._lockstep_web_live_open(at, size, kat, ksize, number, options.behind, performance.now())));
-  if (start === 0) {
-    if (open(new Uint8Array(0), 0) !== 0) throw new Error(lastError());
-  } else {
-    await fetchWhole(start, (bytes) => open(bytes, start) === 0);
+  if (!current()) return;
+  const { name: openingName, bytes: openingBytes } = segment(0);
+  const opening = await fetchBytes(openingName, openingBytes, false);
+  if (opening.length !== openingBytes) {
+    throw new Error(`${new URL(openingName, base)} is ${opening.length} bytes, not the ${openingBytes} the manifest gives`);
   }
-  post(module.ccall('lockstep_web_live_hello', 'string', ['string'], [base]));
+  // The keyframe segment to start at is fetched again when it is damaged (whole: its chunks and
+  // its keyframe read); a start that fails otherwise (another simulation, another start hash) is
+  // reported at once, as spectate does.
+  const start = module._lockstep_web_live_start_segment(options.fromStart ? 1 : 0, options.behind);
+  const both = (keyframe, call) => withBytes(opening, (at, size) => withBytes(keyframe, (kat, ksize) => call(at, size, kat, ksize)));
+  let keyframe = { bytes: new Uint8Array(0), again: false };
+  if (start !== 0) {
+    keyframe = await fetchWhole(start, (bytes) =>
+      both(bytes, (at, size, kat, ksize) => module._lockstep_web_live_start_whole(at, size, kat, ksize, start)) === 0);
+  }
+  if (!current()) return;
+  const opened = both(keyframe.bytes, (at, size, kat, ksize) =>
+    module._lockstep_web_live_open(at, size, kat, ksize, start, keyframe.again ? 1 : 0, options.behind, performance.now()));
+  if (opened !== 0) throw new Error(lastError());
+  say(module.ccall('lockstep_web_live_hello', 'string', ['string'], [base]));
 
   let lastArrival = performance.now(), lastPoll = performance.now(), lastLine = performance.now();
   while (current()) {
@@ -143,6 +156,7 @@ async function followBroadcast(module, post, lines, base, options, current) {
         break;
       }
       const got = await fetchWhole(next, (bytes) => withBytes(bytes, (at, size) => module._lockstep_web_live_check(at, size)) === 0);
+      if (!current()) return;
       if (withBytes(got.bytes, (at, size) => module._lockstep_web_live_append(at, size, got.again ? 1 : 0)) !== 0) {
         throw new Error(lastError());
       }
@@ -151,7 +165,7 @@ async function followBroadcast(module, post, lines, base, options, current) {
     const played = module._lockstep_web_live_play(performance.now());
     if (played === LIVE.frame) {
       const data = module._lockstep_web_live_frame_data(), size = module._lockstep_web_live_frame_size();
-      post(module.HEAPU8.slice(data, data + size).buffer);
+      say(module.HEAPU8.slice(data, data + size).buffer);
     } else if (played === LIVE.ended || played === LIVE.desync) {
       return status(played === LIVE.ended ? 'ended' : 'desync', lines.out[lines.out.length - 1]);
     } else if (played === LIVE.failed) {

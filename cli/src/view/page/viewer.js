@@ -144,6 +144,9 @@ function onText(message) {
 
 function onHello(hello) {
   view.hello = hello;
+  view.live = null;  // a replay opened after a broadcast is no longer live
+  for (const element of document.querySelectorAll('.live')) element.hidden = hello.mode !== 'live';
+  for (const id of ['play', 'back', 'forward', 'speed']) $(id).disabled = hello.mode === 'live';
   view.frames.clear();
   view.drawn = null;
   const base = (path) => path.replace(/\/+$/, '').split('/').pop();
@@ -157,8 +160,6 @@ function onHello(hello) {
   if (hello.mode === 'live') {
     view.live = { arrival: performance.now(), end: hello.last_tick };
     view.playing = true;
-    for (const element of document.querySelectorAll('.live')) element.hidden = false;
-    for (const id of ['play', 'back', 'forward', 'speed']) $(id).disabled = true;
     $('keys-help').hidden = hello.local_player === null;
     $('local-player').textContent = hello.local_player;
     setStatus('ready', hello.local_player === null ? 'live: watching the session'

@@ -37,6 +37,9 @@ class UdpSocket final : public DatagramSocket {
 
   /// Sends what the fault simulator held back and is now due; returns when the next is due.
   std::optional<std::chrono::steady_clock::time_point> flush_due();
+  /// With an arrival delay (`in_delay`): when the first datagram received and not yet taken may
+  /// be taken (none when none waits).
+  [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> next_arrival() const;
 
  private:
   UdpSocket(boost::asio::io_context& io, const NetSimConfig& netsim);

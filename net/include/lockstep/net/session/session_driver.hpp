@@ -68,18 +68,32 @@ std::string describe_event(const ProtocolEvent& event, const std::string& name, 
 /// The longest a driver sleeps when nothing arrives and nothing is due: the virtual sessions'
 /// frame (where every protocol is tested at that cadence), and what a --view page waits at most.
 inline constexpr Duration k_longest_sleep = std::chrono::milliseconds(5);
+/// What a driver sleeps when the same work is due again straight after a frame that did not
+/// clear it (a timer that stays due): the loop of the earlier drivers, never a spin.
+inline constexpr Duration k_due_again_sleep = std::chrono::milliseconds(1);
 
-/// How long a driver may sleep from `now`: until the session's next timer or its clock's next
-/// tick, or `held` (a datagram the fault simulator holds back), at most k_longest_sleep. A
-/// datagram's arrival ends the sleep sooner.
+/// How long a driver may sleep from `now`: until the protocol's next timer, the session's start
+/// (while it is ahead), its clock's next tick, or the socket's next held datagram to send or
+/// delayed one to take, at most k_longest_sleep. A datagram's arrival ends the sleep sooner.
+/// `due_again`: the last sleep was 0, and it would be 0 again.
 template <Simulation S>
-std::chrono::steady_clock::duration sleep_before_work(const Session<S>& session, Instant now,
-                                                      std::optional<std::chrono::steady_clock::time_point> held) {
-  Instant until = std::min(session.next_wakeup(), now + k_longest_sleep);
+std::chrono::steady_clock::duration sleep_before_work(const Session<S>& session, const UdpSocket& socket, Instant now,
+                                                      std::optional<std::chrono::steady_clock::time_point> held,
+                                                      bool due_again) {
+  using SteadyDuration = std::chrono::steady_clock::duration;
+  Instant until = std::min(session.protocol().next_wakeup(), now + k_longest_sleep);
+  // A start time that has passed is no work: the clock runs from it once the session can step
+  // (a late joiner waits for its state first), and next_tick_at() says when it ticks.
+  if (const std::optional<Instant> start = session.protocol().start_time(); start && *start > now) {
+    until = std::min(until, *start);
+  }
   if (const std::optional<Instant> tick = session.next_tick_at()) until = std::min(until, *tick);
-  std::chrono::steady_clock::duration sleep = std::max(until - now, Instant{0});
-  if (held) sleep = std::min(sleep, std::max(*held - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{0}));
-  return sleep;
+  SteadyDuration sleep = std::max(until - now, Instant{0});
+  const auto steady_now = std::chrono::steady_clock::now();
+  for (const auto& due : {held, socket.next_arrival()}) {
+    if (due) sleep = std::min(sleep, std::max(SteadyDuration(*due - steady_now), SteadyDuration{0}));
+  }
+  return sleep == SteadyDuration{0} && due_again ? SteadyDuration(k_due_again_sleep) : sleep;
 }
 
 /// Runs `session` over `socket` until it ends, sleeping between frames until a datagram arrives or
@@ -135,7 +149,7 @@ DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_contex
       last_stats = stats;
       last_line = now;
     }
-    sleep = sleep_before_work(session, clock.now(), socket.flush_due());
+    sleep = sleep_before_work(session, socket, clock.now(), socket.flush_due(), sleep == decltype(sleep){0});
   }
   // What the fault simulator still holds (goodbyes included) goes out before the socket closes.
   const Instant deadline = clock.now() + std::chrono::milliseconds(500);
