@@ -249,7 +249,10 @@ Result<World> World::create(const WorldConfig& config, std::uint64_t seed) {
     }
     return fail("unknown scene");
   }();
-  if (world) world.value().set_threads(config.threads);
+  if (world) {
+    world.value().set_threads(config.threads);
+    world.value().set_thread_grain(config.thread_grain);
+  }
   return world;
 }
 

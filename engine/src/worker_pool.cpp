@@ -30,19 +30,6 @@ void await_change(const std::atomic<std::uint32_t>& value, std::uint32_t old) {
 
 }  // namespace
 
-std::uint32_t await_at_least(atomic_ref<std::uint32_t> value, std::uint32_t needed) {
-  std::uint32_t seen = value.load(std::memory_order_acquire);
-  for (std::uint32_t spins = 0; seen < needed && spins < 512; ++spins) {
-    cpu_relax();
-    seen = value.load(std::memory_order_acquire);
-  }
-  while (seen < needed) {
-    value.wait(seen, std::memory_order_acquire);
-    seen = value.load(std::memory_order_acquire);
-  }
-  return seen;
-}
-
 std::uint32_t resolve_thread_count(std::uint32_t threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   return std::min(threads, k_threads_of_this_build);

@@ -153,7 +153,7 @@ Status World::step(std::span<const ButtonInput> inputs, StepProbe* probe) {
     solve_links(h, inv_h);
     if (probe != nullptr) probe->reached(s, "ropes", {});
     if (params_.contacts) {
-      Status contacts = ContactGrid(*this).solve(inv_h);
+      Status contacts = ContactGrid(*this).solve(inv_h, s == 0);
       if (!contacts) return contacts;
       if (probe != nullptr) probe->reached(s, "contacts", {});
     }
@@ -220,8 +220,9 @@ void World::integrate(double h, double drag) {
     forced_start_[f] = {{pos_x_[i], pos_y_[i]}, {vel_x_[i], vel_y_[i]}};
   }
   const std::size_t n = pos_x_.size();
-  threads_.run([&](std::uint32_t t) {
-    const Slice bodies = slice(n, t, threads_.count());
+  const std::uint32_t parts = threads_.parts_for(n);
+  threads_.run_on(parts, [&](std::uint32_t t) {
+    const Slice bodies = slice(n, t, parts);
     for (std::size_t i = bodies.begin; i < bodies.end; ++i) {
       if (inv_mass_[i] == 0.0) continue;
       const AxisState x = step_axis<I>({pos_x_[i], vel_x_[i]}, constant_accel(0.0), h, drag);
@@ -274,16 +275,33 @@ void World::solve_links(double h, double inv_h) {
 }
 
 void World::solve_walls(double inv_h) {
-  threads_.run([&](std::uint32_t t) {
-    const Slice bodies = slice(pos_x_.size(), t, threads_.count());
+  // Without a branch, so that the loop runs on vector lanes: every movable body is moved by its
+  // way back inside, which for nearly all of them is exactly zero.
+  const std::uint32_t parts = threads_.parts_for(pos_x_.size());
+  threads_.run_on(parts, [this, parts, inv_h](std::uint32_t t) {
+    // Copied into locals, so that the compiler sees that the stores change none of them.
+    const Vec2 min_px = params_.min_px;
+    const Vec2 max_px = params_.max_px;
+    double* const pos_x = pos_x_.data();
+    double* const pos_y = pos_y_.data();
+    double* const vel_x = vel_x_.data();
+    double* const vel_y = vel_y_.data();
+    const double* const radius = radius_.data();
+    const double* const inv_mass = inv_mass_.data();
+    const Slice bodies = slice(pos_x_.size(), t, parts);
     for (std::size_t i = bodies.begin; i < bodies.end; ++i) {
-      if (inv_mass_[i] == 0.0) continue;
-      const double r = radius_[i];
+      const double r = radius[i];
       // Written out rather than std::clamp, whose result is undefined if a body is wider than
       // the world (check() rejects that, but the rule must not depend on the library).
-      const double x = std::max(params_.min_px.x + r, std::min(pos_x_[i], params_.max_px.x - r));
-      const double y = std::max(params_.min_px.y + r, std::min(pos_y_[i], params_.max_px.y - r));
-      if (x != pos_x_[i] || y != pos_y_[i]) move(static_cast<std::uint32_t>(i), x - pos_x_[i], y - pos_y_[i], inv_h);
+      const double x = std::max(min_px.x + r, std::min(pos_x[i], max_px.x - r));
+      const double y = std::max(min_px.y + r, std::min(pos_y[i], max_px.y - r));
+      const double movable = inv_mass[i] == 0.0 ? 0.0 : 1.0;
+      const double dx = (x - pos_x[i]) * movable;
+      const double dy = (y - pos_y[i]) * movable;
+      pos_x[i] += dx;
+      pos_y[i] += dy;
+      vel_x[i] += dx * inv_h;
+      vel_y[i] += dy * inv_h;
     }
   });
 }

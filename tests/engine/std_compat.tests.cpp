@@ -1,5 +1,5 @@
-// The builtin forms of lockstep::bit_cast and lockstep::atomic_ref (std_compat.hpp), which the
-// WebAssembly build steps with, tested on every build whichever form the build itself uses.
+// lockstep::bit_cast (std_compat.hpp), which the WebAssembly build hashes with, tested on every
+// build.
 #include "lockstep/engine/std_compat.hpp"
 
 #include <cstdint>
@@ -28,21 +28,4 @@ TEST_CASE("lockstep::bit_cast gives the bits memcpy gives, both ways", "[std_com
   CHECK(lockstep::bit_cast<std::uint32_t>(1.0f) == 0x3f800000u);
   CHECK(lockstep::bit_cast<float>(0xc0200000u) == -2.5f);
   static_assert(lockstep::bit_cast<std::uint32_t>(1.0f) == 0x3f800000u, "usable in constant expressions");
-}
-
-TEST_CASE("compat::BuiltinAtomicRef loads, stores and adds through to the referenced value", "[std_compat]") {
-  std::uint32_t value = 7;
-  const lockstep::compat::BuiltinAtomicRef<std::uint32_t> ref(value);
-  CHECK(ref.load() == 7);
-  ref.store(41, std::memory_order_release);
-  CHECK(value == 41);
-  CHECK(ref.fetch_add(1, std::memory_order_acq_rel) == 41);
-  CHECK(ref.load(std::memory_order_acquire) == 42);
-  ref.wait(41, std::memory_order_acquire);  // returns at once: the value is no longer 41
-  ref.notify_all();
-  CHECK(value == 42);
-  // Wrapping as unsigned arithmetic does.
-  value = 0xffffffffu;
-  CHECK(ref.fetch_add(2) == 0xffffffffu);
-  CHECK(value == 1u);
 }

@@ -33,9 +33,11 @@ using lockstep::testing::TempDir;
 
 namespace {
 
-/// Every hash of `ticks` bot-played ticks of `config` on `threads` threads.
+/// Every hash of `ticks` bot-played ticks of `config` on `threads` threads, every phase spread
+/// over all of them however small (World::set_thread_grain).
 std::vector<std::uint64_t> hashes_of(WorldConfig config, std::uint32_t threads, int ticks) {
   config.threads = threads;
+  config.thread_grain = 1;
   Result<Runner<World>> runner = Runner<World>::create(config, 7);
   REQUIRE(runner.ok());
   REQUIRE(runner->simulation().threads() == threads);
@@ -76,6 +78,7 @@ TEST_CASE("a copied world keeps its thread count and steps on threads of its own
   WorldConfig config = default_world_config(Scene::arena);
   config.arena.bodies = 300;
   config.threads = 2;
+  config.thread_grain = 1;  // every phase on both threads, however small
   Result<World> world = World::create(config, 3);
   REQUIRE(world.ok());
   World copy = world.value();
@@ -94,6 +97,7 @@ TEST_CASE("a world stepping on 2 threads allocates nothing per tick once running
   WorldConfig config = default_world_config(Scene::arena);
   config.arena.bodies = 2000;
   config.threads = 2;
+  config.thread_grain = 1;  // every phase on both threads, however small
   Result<World> world = World::create(config, 9);
   REQUIRE(world.ok());
   BotInputs bots(9, config.players);
@@ -142,6 +146,7 @@ TEST_CASE("a restored or assigned state keeps the thread count of the world it g
   WorldConfig config = default_world_config(Scene::arena);
   config.arena.bodies = 200;
   config.threads = 3;
+  config.thread_grain = 1;
   Result<Runner<World>> runner = Runner<World>::create(config, 5);
   REQUIRE(runner.ok());
   const Snapshot start = runner->save();
@@ -183,6 +188,7 @@ TEST_CASE("a world changes its thread count between ticks without a change of ha
   WorldConfig config = default_world_config(Scene::arena);
   config.arena.bodies = 400;
   const std::vector<std::uint64_t> one = hashes_of(config, 1, 200);
+  config.thread_grain = 1;
   Result<World> world = World::create(config, 7);
   REQUIRE(world.ok());
   BotInputs bots(7, config.players);
@@ -198,6 +204,7 @@ TEST_CASE("the sync test passes on 2 threads", "[engine][threads][sync]") {
   WorldConfig config = default_world_config(Scene::arena);
   config.arena.bodies = 300;
   config.threads = 2;
+  config.thread_grain = 1;  // every phase on both threads, however small
   Result<Runner<World>> runner = Runner<World>::create(config, 11);
   REQUIRE(runner.ok());
   BotInputs bots(11, config.players);
@@ -219,6 +226,7 @@ TEST_CASE("the golden cases hold on 2 threads", "[engine][threads][golden]") {
     REQUIRE(golden.ok());
     if (golden->config.threads != 1) continue;  // held on its own thread count by regress
     golden->config.threads = 2;
+    golden->config.thread_grain = 1;
     // The 1,000-body arena (four fifths of this test's time) is held on 2 threads by the hashes
     // equal on 1 to 4 threads above and by its own 2-thread golden case; the unoptimised build also
     // leaves the arenas of 300 bodies to the optimised one.
@@ -246,6 +254,7 @@ TEST_CASE("a crowded state fails with the same message on any thread count", "[e
     for (int i = 0; i < 2000; ++i) world.add_body({{10.0 + 1.9 * i, 20.0 + 0.2 * (i % 50)}, {}, 5.0, 1.0});
     for (int i = 0; i < 3000; ++i) world.add_body({{500.0, 500.0}, {}, 5.0, 1.0});
     world.set_threads(threads);
+    world.set_thread_grain(1);
     Status status = world.step(std::vector<ButtonInput>(1));
     REQUIRE_FALSE(status.ok());
     CHECK_THAT(status.error().message, Catch::Contains("too crowded"));

@@ -4,19 +4,26 @@
 /// how many threads there are: the jobs partition their work so that every value is computed
 /// the same way whoever computes it (see World).
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <thread>
 #include <vector>
 
-#include "lockstep/engine/std_compat.hpp"
+#include "lockstep/engine/assert.hpp"
 
 namespace lockstep {
 
 /// The most threads a world steps on.
 inline constexpr std::uint32_t k_max_threads = 64;
+/// The fewest items (bodies, contact pairs) of a phase each thread takes unless told otherwise:
+/// handing a phase to another thread costs about as much as a few thousand bodies' integration
+/// (BM_ArenaTick at 1,000 bodies on 2 threads against 1), so a phase smaller than twice this
+/// runs on one.
+inline constexpr std::size_t k_items_per_thread = 4096;
 
 /// The most threads this build steps on: k_max_threads, except in a WebAssembly build without
 /// threads (Emscripten without -pthread), which cannot start one and steps on its own.
@@ -32,11 +39,6 @@ std::uint32_t resolve_thread_count(std::uint32_t threads);
 
 /// Hints to the processor that this thread is spinning (a pause, or nothing).
 void cpu_relax();
-
-/// Waits until `value` is at least `needed`: spinning briefly (the waits between threads that
-/// each have work are short), then sleeping until a store is followed by `notify_all`. Returns
-/// the value seen.
-std::uint32_t await_at_least(atomic_ref<std::uint32_t> value, std::uint32_t needed);
 
 class WorkerPool {
  public:
@@ -80,8 +82,8 @@ class WorkerPool {
 class Threads {
  public:
   explicit Threads(std::uint32_t threads = 1) : count_(resolve_thread_count(threads)) {}
-  Threads(const Threads& other) : count_(other.count_) {}
-  Threads(Threads&& other) noexcept : count_(other.count_) {}
+  Threads(const Threads& other) : count_(other.count_), grain_(other.grain_) {}
+  Threads(Threads&& other) noexcept : count_(other.count_), grain_(other.grain_) {}
   Threads& operator=(const Threads&) { return *this; }
   Threads& operator=(Threads&&) noexcept { return *this; }
   ~Threads() = default;
@@ -95,21 +97,40 @@ class Threads {
   }
 
   [[nodiscard]] std::uint32_t count() const { return count_; }
+  /// The fewest items of a phase each thread takes (0: k_items_per_thread).
+  void set_grain(std::size_t items) { grain_ = items == 0 ? k_items_per_thread : items; }
+  [[nodiscard]] std::size_t grain() const { return grain_; }
 
   /// Runs job(t) for t in [0, count()) and waits for all: on the calling thread alone when the
   /// count is 1.
   template <class Job>
   void run(Job&& job) {
-    if (count_ == 1) {
+    run_on(count_, job);
+  }
+  /// Runs job(t) for t in [0, parts) and waits for all, parts at most count(): a phase too small
+  /// to pay for more threads takes fewer, and one part runs on the calling thread alone.
+  template <class Job>
+  void run_on(std::uint32_t parts, Job&& job) {
+    LOCKSTEP_ASSERT(parts <= count_);
+    if (parts <= 1) {
       job(0u);
       return;
     }
     if (!pool_) pool_ = std::make_unique<WorkerPool>(count_);
-    pool_->run(job);
+    auto some = [&job, parts](std::uint32_t t) {
+      if (t < parts) job(t);
+    };
+    pool_->run(some);
+  }
+  /// How many of the threads a phase of `items` items takes, each taking at least grain() of
+  /// them: between 1 and count().
+  [[nodiscard]] std::uint32_t parts_for(std::size_t items) const {
+    return static_cast<std::uint32_t>(std::clamp<std::size_t>(items / grain_, 1, count_));
   }
 
  private:
   std::uint32_t count_ = 1;
+  std::size_t grain_ = k_items_per_thread;
   std::unique_ptr<WorkerPool> pool_;
 };
 

@@ -10,16 +10,27 @@
 /// position change the constraints made (v += Δx / h). Drag multiplies velocities once per tick,
 /// inside the last substep's integration.
 ///
+/// Contacts: the pairs of circles within a margin of touching (half the largest ordinary
+/// radius) are found once a tick, at the first substep's contact pass, and every substep
+/// resolves those of them that overlap (as Box2D v3 finds its contact candidates once a step and
+/// solves them in every substep). Each body may move half the margin, its allowance, before a
+/// pair left out could touch; a body moving fast is given an allowance of its own, from its
+/// speed; a body that moves beyond its allowance makes the next pass find the pairs again. So a
+/// pair left out never overlaps when a pass begins.
+///
 /// State is kept as flat arrays (structure of arrays), serialised field by field; the world
 /// satisfies the Simulation concept. Determinism: only + − × / and sqrt on doubles, fixed
-/// iteration orders (bodies by index, grid cells band by band, cell lists by body index).
+/// iteration orders (bodies by index; grid cells band by band; a band's pairs colour by colour,
+/// even bands before odd ones; engine/src/contact_grid.hpp).
 ///
 /// A world may step on several threads (set_threads). Every value is then computed exactly as
 /// on one: per-body work is split into slices, and the contacts, whose Gauss–Seidel order
-/// matters, are resolved band by band, each band waiting, row by row, for the rows of the band
-/// before it that share bodies with its own. The hash of every tick is the same whatever the
-/// thread count, which is not part of the state.
+/// matters, are resolved a band at a time, bands of one parity (which share no body) on
+/// different threads. A phase takes only as many threads as its size pays for
+/// (k_items_per_thread), so a small world steps on one whatever it is given. The hash of every
+/// tick is the same whatever the thread count, which is not part of the state.
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -142,8 +153,11 @@ class World {
     return static_cast<std::uint32_t>(pos_x_.size());
   }
   /// Cells of the contact grid as of the last step (diagnostics): at most 16 per body plus 4,096,
-  /// since every substep visits each one.
+  /// since every search visits each one.
   [[nodiscard]] std::size_t grid_cells() const { return grid_.cell_start.empty() ? 0 : grid_.cell_start.size() - 1; }
+  /// Searches for contact pairs since the world was loaded or its bodies or threads changed
+  /// (diagnostics): one a tick while no body moves beyond its allowance within it.
+  [[nodiscard]] std::uint64_t contact_searches() const { return grid_.searches; }
   [[nodiscard]] Vec2 position(BodyId body) const;
   [[nodiscard]] Vec2 velocity(BodyId body) const;
   [[nodiscard]] double radius(BodyId body) const;
@@ -168,6 +182,11 @@ class World {
   /// world (a restore) leaves the world's count as it was.
   void set_threads(std::uint32_t threads);
   [[nodiscard]] std::uint32_t threads() const { return threads_.count(); }
+  /// The fewest bodies, or contact pairs, of a phase each thread takes (0: k_items_per_thread,
+  /// which keeps a small world's step on one thread whatever it is given; 1 spreads every phase
+  /// over every thread, as the engine's tests do). Like the thread count, not state, and never a
+  /// bit of any result.
+  void set_thread_grain(std::size_t items) { threads_.set_grain(items); }
 
   /// Overwrites a body's velocity (tools and tests: e.g. a deliberate perturbation).
   void set_velocity(BodyId body, Vec2 velocity_px_s);
@@ -231,7 +250,7 @@ class World {
   std::vector<std::uint32_t> link_a_, link_b_;
   std::vector<double> link_length_, link_compliance_;
 
-  // Derived from the state or rebuilt every substep; never state, never hashed.
+  // Derived from the state, or rebuilt every tick or substep; never state, never hashed.
   struct AffineAccel {
     double x = 0.0, y = 0.0, stiffness = 0.0;  ///< a(p) = (x, y) − stiffness·p, beyond gravity
   };
@@ -254,30 +273,52 @@ class World {
     struct Pair {
       std::uint32_t a, b;                    ///< indices into sorted
     };
-    /// What each thread found and counted in one contact pass; a cache line each.
+    /// Where a body was when the contacts' pairs were last found, and how far it may move
+    /// before a pair left out could touch.
+    struct Anchor {
+      double x, y, allowance;
+    };
+    /// What each thread found and counted in one search, or measured in one pass; a cache line
+    /// each.
     struct alignas(64) ThreadScratch {
       std::uint64_t candidates = 0;
-      std::uint64_t touching = 0;
+      std::uint64_t near = 0;
       bool over_budget = false;
       std::uint32_t sorted = 0;        ///< bodies in this thread's cells
       std::uint32_t first_sorted = 0;  ///< where they start in sorted
+      bool drifted = false;            ///< a body has moved beyond its allowance
     };
     double inv_cell_size = 1.0;
     double ordinary_max_radius = 0.0;       ///< bodies above this radius stay out of the grid
+    double margin = 0.0;                    ///< pairs this much beyond touching are kept
     std::int32_t cols = 1;
     std::int32_t rows = 1;
     std::vector<std::uint32_t> oversized;   ///< body indices too large for the grid, ascending
     std::vector<std::uint32_t> cell_start;  ///< counting-sort offsets, one per cell + 1
-    std::vector<std::uint32_t> cell_items;  ///< body indices, ascending within each cell
+    std::vector<std::uint32_t> cell_items;  ///< body indices, ascending within each cell, then fast
     std::vector<std::uint32_t> body_cell;
-    std::vector<Body> sorted;               ///< ordinary bodies in cell order, for the contacts
+    std::vector<std::uint32_t> fast;        ///< ordinary bodies searched as fast, ascending
+    /// Ordinary bodies in cell order, then the fast ones, for the contacts (cell_items says
+    /// whose copy each is, in the same order), with where they were at the last search.
+    std::vector<Body> sorted;
+    std::vector<Anchor> anchors;
+    std::uint32_t sorted_count = 0;
+    std::vector<std::uint32_t> sorted_of;   ///< per body: its place in sorted, or none
     std::uint32_t bands = 1;                ///< bands of ContactGrid::k_band_cols columns
-    /// Touching pairs found in each band, in the order the solver resolves them, with the end
-    /// of each row's pairs and how many rows the solver has resolved so far (read across
-    /// threads).
+    std::uint64_t searches = 0;             ///< pair searches since the grid was rebuilt
+    /// Near pairs found in each band by the last search (the first band_found of each), in
+    /// the order found, with the colour each took; then the same pairs colour by colour, as the
+    /// contacts resolve them, with where each colour starts (and the end).
+    static constexpr std::uint32_t k_colours = 32;
+    using ColourStarts = std::array<std::uint32_t, k_colours + 1>;
     std::vector<std::vector<Pair>> band_pairs;
-    std::vector<std::uint32_t> band_row_end;  ///< bands × rows
-    std::vector<std::uint32_t> band_rows_done;
+    std::vector<std::uint32_t> band_found;
+    std::vector<std::vector<std::uint8_t>> band_colours;
+    std::vector<std::vector<Pair>> band_ordered;
+    std::vector<ColourStarts> band_colour_start;
+    std::vector<Pair> fast_pairs;             ///< the fast bodies' near pairs, in the order found
+    /// While colouring: the colours each body has in the even bands and in the odd bands.
+    std::array<std::vector<std::uint32_t>, 2> body_colours;
     std::vector<ThreadScratch> scratch;     ///< one per thread
   };
   ContactGridData grid_;

@@ -3,6 +3,7 @@
 /// (Box2D's b2DefaultWorldDef); a replay header stores the whole WorldConfig and the seed, which
 /// together build the initial state.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -105,6 +106,9 @@ struct WorldConfig {
   /// Threads the world steps on (0: the machine's cores). Not serialised: it changes how fast a
   /// world steps, never a bit of what it computes, so a replay recorded on 8 threads plays on 1.
   std::uint32_t threads = 1;
+  /// The fewest bodies or contact pairs of a phase each thread takes (World::set_thread_grain;
+  /// 0: the engine's, k_items_per_thread). Not serialised, for the same reason.
+  std::size_t thread_grain = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
