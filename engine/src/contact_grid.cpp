@@ -236,7 +236,8 @@ Status ContactGrid::solve(double inv_h, bool first_substep) {
   resolve_bands(0);
   resolve_bands(1);
   Body* sorted = grid_.sorted.data();
-  for (const Pair& pair : grid_.fast_pairs) resolve_contact(sorted[pair.a], sorted[pair.b]);
+  const Pair* fast_pairs = grid_.fast_pairs.data();
+  for (std::uint32_t p = 0; p < grid_.fast_pair_count; ++p) resolve_contact(sorted[fast_pairs[p].a], sorted[fast_pairs[p].b]);
   // The sorted copies' moves go back into the world's bodies, which the threads split in id
   // order, so that they write apart (but at the slices' edges).
   world_.threads_.run_on(parts, [&](std::uint32_t t) {

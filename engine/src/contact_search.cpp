@@ -250,7 +250,8 @@ Status ContactGrid::find_fast_pairs() {
   // touching. The bodies each look would test are counted against a budget before it is made,
   // and the pairs kept against theirs, so that a hostile state (fast bodies around a crowded
   // cell, or on one point) fails rather than going quadratic; the fast bodies among themselves
-  // are at most k_max_fast_bodies² / 2 tests.
+  // are at most k_max_fast_bodies² / 2 tests. As in find_band_pairs, every candidate is written
+  // and kept by advancing past it, without a branch.
   const std::size_t n = world_.pos_x_.size();
   const std::uint64_t budget = candidate_budget(n) + k_candidates_per_fast_look * std::uint64_t{grid_.fast.size()};
   std::uint64_t candidates = 0;
@@ -259,49 +260,54 @@ Status ContactGrid::find_fast_pairs() {
   const double rows_max = static_cast<double>(grid_.rows - 1);
   const Vec2 min_px = world_.params_.min_px;
   const double slow_allowance = 0.5 * grid_.margin;
-  const std::uint32_t first_fast = grid_.cell_start.back();
-  grid_.fast_pairs.clear();
-  for (std::uint32_t f = first_fast; f < grid_.sorted_count; ++f) {
-    const Body& body = grid_.sorted[f];
-    const double allowance = grid_.anchors[f].allowance;
+  const std::uint32_t* cell_start = grid_.cell_start.data();
+  const Body* bodies = grid_.sorted.data();
+  const Anchor* anchors = grid_.anchors.data();
+  const std::uint32_t first_fast = cell_start[grid_.cell_start.size() - 1];
+  const std::uint32_t end_fast = grid_.sorted_count;
+  std::vector<Pair>& pairs = grid_.fast_pairs;
+  std::size_t near = 0;
+  grid_.fast_pair_count = 0;
+  for (std::uint32_t f = first_fast; f < end_fast; ++f) {
+    const Body body = bodies[f];
+    const double allowance = anchors[f].allowance;
     const double around = body.radius + allowance + grid_.ordinary_max_radius + slow_allowance;
     const std::int32_t c0 = cell_coordinate((body.x - around - min_px.x) * grid_.inv_cell_size, cols_max);
     const std::int32_t c1 = cell_coordinate((body.x + around - min_px.x) * grid_.inv_cell_size, cols_max);
     const std::int32_t r0 = cell_coordinate((body.y - around - min_px.y) * grid_.inv_cell_size, rows_max);
     const std::int32_t r1 = cell_coordinate((body.y + around - min_px.y) * grid_.inv_cell_size, rows_max);
-    auto near = [&](std::uint32_t k) {
-      const Body& other = grid_.sorted[k];
-      const double dx = other.x - body.x;
-      const double dy = other.y - body.y;
-      const double reach = body.radius + other.radius + allowance + grid_.anchors[k].allowance;
-      return dx * dx + dy * dy < reach * reach;
+    std::uint64_t look = 0;
+    for (std::int32_t row = r0; row <= r1; ++row) {
+      for (std::int32_t col = c0; col <= c1; ++col) {
+        const std::uint32_t cell = cell_index(col, row);
+        look += cell_start[cell + 1] - cell_start[cell];
+      }
+    }
+    candidates += look;
+    if (candidates > budget) {
+      return fail("more than ", budget, " candidate contact pairs around fast bodies: the state is too crowded to step in linear time");
+    }
+    // Room for every candidate of this look and every fast body after this one.
+    const std::size_t most = near + look + (end_fast - f - 1);
+    if (most > pairs.size()) pairs.resize(std::max(2 * pairs.size(), most));
+    Pair* out = pairs.data();
+    auto candidate = [&](std::uint32_t a, std::uint32_t b, std::uint32_t other) {
+      out[near] = {a, b};
+      const double dx = bodies[other].x - body.x;
+      const double dy = bodies[other].y - body.y;
+      const double reach = body.radius + bodies[other].radius + allowance + anchors[other].allowance;
+      near += static_cast<std::size_t>(dx * dx + dy * dy < reach * reach);
     };
     for (std::int32_t row = r0; row <= r1; ++row) {
       for (std::int32_t col = c0; col <= c1; ++col) {
         const std::uint32_t cell = cell_index(col, row);
-        candidates += grid_.cell_start[cell + 1] - grid_.cell_start[cell];
+        for (std::uint32_t k = cell_start[cell]; k < cell_start[cell + 1]; ++k) candidate(k, f, k);
       }
     }
-    if (candidates > budget) {
-      return fail("more than ", budget, " candidate contact pairs around fast bodies: the state is too crowded to step in linear time");
-    }
-    auto keep = [&](std::uint32_t a, std::uint32_t b) {
-      if (grid_.fast_pairs.size() == most_pairs) return false;
-      grid_.fast_pairs.push_back({a, b});
-      return true;
-    };
-    bool room = true;
-    for (std::int32_t row = r0; row <= r1 && room; ++row) {
-      for (std::int32_t col = c0; col <= c1 && room; ++col) {
-        const std::uint32_t cell = cell_index(col, row);
-        for (std::uint32_t k = grid_.cell_start[cell]; k < grid_.cell_start[cell + 1] && room; ++k) {
-          room = !near(k) || keep(k, f);
-        }
-      }
-    }
-    for (std::uint32_t g = f + 1; g < grid_.sorted_count && room; ++g) room = !near(g) || keep(f, g);
-    if (!room) return fail("more than ", most_pairs, " near pairs of fast bodies: bodies are stacked on each other");
+    for (std::uint32_t g = f + 1; g < end_fast; ++g) candidate(f, g, g);
+    if (near > most_pairs) return fail("more than ", most_pairs, " near pairs of fast bodies: bodies are stacked on each other");
   }
+  grid_.fast_pair_count = static_cast<std::uint32_t>(near);
   return {};
 }
 

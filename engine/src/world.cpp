@@ -210,6 +210,52 @@ void World::accumulate_forces(std::span<const ButtonInput> inputs) {
   }
 }
 
+namespace {
+
+// The passes over every body, each a function whose arrays are parameters marked as apart
+// (__restrict, which compilers honour on parameters), so that its loop needs no check of
+// overlap and runs on vector lanes. Neither branches on a body: a static body (no inverse
+// mass) is stepped or moved like any other, and keeps what it had.
+
+/// Every body's substep under gravity alone.
+template <Integrator I>
+void step_under_gravity(double* __restrict pos_x, double* __restrict pos_y, double* __restrict vel_x,
+                        double* __restrict vel_y, const double* __restrict inv_mass, Slice bodies,
+                        double gravity, double h, double drag) {
+  for (std::size_t i = bodies.begin; i < bodies.end; ++i) {
+    const bool movable = inv_mass[i] != 0.0;
+    const AxisState x = step_axis<I>({pos_x[i], vel_x[i]}, constant_accel(0.0), h, drag);
+    const AxisState y = step_axis<I>({pos_y[i], vel_y[i]}, constant_accel(gravity), h, drag);
+    pos_x[i] = movable ? x.x : pos_x[i];
+    vel_x[i] = movable ? x.v : vel_x[i];
+    pos_y[i] = movable ? y.x : pos_y[i];
+    vel_y[i] = movable ? y.v : vel_y[i];
+  }
+}
+
+/// Every movable body moved by its way back inside the walls, which for nearly all of them is
+/// exactly zero; the move goes into the velocity as Δx / h.
+void keep_inside(double* __restrict pos_x, double* __restrict pos_y, double* __restrict vel_x,
+                 double* __restrict vel_y, const double* __restrict radius, const double* __restrict inv_mass,
+                 Slice bodies, Vec2 min_px, Vec2 max_px, double inv_h) {
+  for (std::size_t i = bodies.begin; i < bodies.end; ++i) {
+    const double r = radius[i];
+    // Written out rather than std::clamp, whose result is undefined if a body is wider than the
+    // world (World::check rejects that, but the rule must not depend on the library).
+    const double x = std::max(min_px.x + r, std::min(pos_x[i], max_px.x - r));
+    const double y = std::max(min_px.y + r, std::min(pos_y[i], max_px.y - r));
+    const double movable = inv_mass[i] == 0.0 ? 0.0 : 1.0;
+    const double dx = (x - pos_x[i]) * movable;
+    const double dy = (y - pos_y[i]) * movable;
+    pos_x[i] += dx;
+    pos_y[i] += dy;
+    vel_x[i] += dx * inv_h;
+    vel_y[i] += dy * inv_h;
+  }
+}
+
+}  // namespace
+
 template <Integrator I>
 void World::integrate(double h, double drag) {
   const double gravity = params_.gravity_px_s2;
@@ -222,16 +268,8 @@ void World::integrate(double h, double drag) {
   const std::size_t n = pos_x_.size();
   const std::uint32_t parts = threads_.parts_for(n);
   threads_.run_on(parts, [&](std::uint32_t t) {
-    const Slice bodies = slice(n, t, parts);
-    for (std::size_t i = bodies.begin; i < bodies.end; ++i) {
-      if (inv_mass_[i] == 0.0) continue;
-      const AxisState x = step_axis<I>({pos_x_[i], vel_x_[i]}, constant_accel(0.0), h, drag);
-      const AxisState y = step_axis<I>({pos_y_[i], vel_y_[i]}, constant_accel(gravity), h, drag);
-      pos_x_[i] = x.x;
-      vel_x_[i] = x.v;
-      pos_y_[i] = y.x;
-      vel_y_[i] = y.v;
-    }
+    step_under_gravity<I>(pos_x_.data(), pos_y_.data(), vel_x_.data(), vel_y_.data(), inv_mass_.data(),
+                          slice(n, t, parts), gravity, h, drag);
   });
   for (std::size_t f = 0; f < forced_.size(); ++f) {
     const std::uint32_t i = forced_[f];
@@ -275,34 +313,10 @@ void World::solve_links(double h, double inv_h) {
 }
 
 void World::solve_walls(double inv_h) {
-  // Without a branch, so that the loop runs on vector lanes: every movable body is moved by its
-  // way back inside, which for nearly all of them is exactly zero.
   const std::uint32_t parts = threads_.parts_for(pos_x_.size());
   threads_.run_on(parts, [this, parts, inv_h](std::uint32_t t) {
-    // Copied into locals, so that the compiler sees that the stores change none of them.
-    const Vec2 min_px = params_.min_px;
-    const Vec2 max_px = params_.max_px;
-    double* const pos_x = pos_x_.data();
-    double* const pos_y = pos_y_.data();
-    double* const vel_x = vel_x_.data();
-    double* const vel_y = vel_y_.data();
-    const double* const radius = radius_.data();
-    const double* const inv_mass = inv_mass_.data();
-    const Slice bodies = slice(pos_x_.size(), t, parts);
-    for (std::size_t i = bodies.begin; i < bodies.end; ++i) {
-      const double r = radius[i];
-      // Written out rather than std::clamp, whose result is undefined if a body is wider than
-      // the world (check() rejects that, but the rule must not depend on the library).
-      const double x = std::max(min_px.x + r, std::min(pos_x[i], max_px.x - r));
-      const double y = std::max(min_px.y + r, std::min(pos_y[i], max_px.y - r));
-      const double movable = inv_mass[i] == 0.0 ? 0.0 : 1.0;
-      const double dx = (x - pos_x[i]) * movable;
-      const double dy = (y - pos_y[i]) * movable;
-      pos_x[i] += dx;
-      pos_y[i] += dy;
-      vel_x[i] += dx * inv_h;
-      vel_y[i] += dy * inv_h;
-    }
+    keep_inside(pos_x_.data(), pos_y_.data(), vel_x_.data(), vel_y_.data(), radius_.data(), inv_mass_.data(),
+                slice(pos_x_.size(), t, parts), params_.min_px, params_.max_px, inv_h);
   });
 }
 

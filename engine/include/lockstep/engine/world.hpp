@@ -316,7 +316,8 @@ class World {
     std::vector<std::vector<std::uint8_t>> band_colours;
     std::vector<std::vector<Pair>> band_ordered;
     std::vector<ColourStarts> band_colour_start;
-    std::vector<Pair> fast_pairs;             ///< the fast bodies' near pairs, in the order found
+    std::vector<Pair> fast_pairs;             ///< the fast bodies' near pairs, in the order found (room beyond)
+    std::uint32_t fast_pair_count = 0;        ///< how many of fast_pairs are found
     /// While colouring: the colours each body has in the even bands and in the odd bands.
     std::array<std::vector<std::uint32_t>, 2> body_colours;
     std::vector<ThreadScratch> scratch;     ///< one per thread
