@@ -287,8 +287,9 @@ Status ContactGrid::find_fast_pairs() {
     if (candidates > budget) {
       return fail("more than ", budget, " candidate contact pairs around fast bodies: the state is too crowded to step in linear time");
     }
-    // Room for every candidate of this look and every fast body after this one.
-    const std::size_t most = near + look + (end_fast - f - 1);
+    // Room for every candidate of this look (within the budget, so within a size_t) and every
+    // fast body after this one.
+    const std::size_t most = near + static_cast<std::size_t>(look) + (end_fast - f - 1);
     if (most > pairs.size()) pairs.resize(std::max(2 * pairs.size(), most));
     Pair* out = pairs.data();
     auto candidate = [&](std::uint32_t a, std::uint32_t b, std::uint32_t other) {
