@@ -49,8 +49,8 @@ row=$(grep '^| 1,000, 1 |' "$work/both.md") || fail "no 1-thread row with Box2D"
 us=$(sed -n 's/^| 1,000, 1 | \([0-9,]*\) µs | 900 µs | \*\*\([0-9.]*\)×\*\* |.*/\1/p' <<<"$row" | tr -d ,)
 ratio=$(sed -n 's/^| 1,000, 1 | [0-9,]* µs | 900 µs | \*\*\([0-9.]*\)×\*\* |.*/\1/p' <<<"$row")
 [ -n "$us" ] && [ -n "$ratio" ] || fail "row without Box2D's 900 µs and a ratio: $row"
-# The ratio is Box2D's figure over lockstep's unrounded one: within the table's rounding of it.
-python3 -c "import sys; us, r = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if abs(r - 900 / us) <= 0.005 + 900 * 0.5 / us**2 else 1)" "$us" "$ratio" ||
+# The ratio is Box2D's figure over lockstep's unrounded one, which the table rounds to whole µs.
+python3 -c "import sys; us, r = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if 900 / (us + 0.5) - 0.005 <= r <= 900 / (us - 0.5) + 0.005 else 1)" "$us" "$ratio" ||
   fail "Box2D / lockstep is $ratio, not 900 / $us"
 grep -q '^arena,1000,1,600,540.0$' "$work/both/box2d.csv" || fail "box2d.csv lacks 900 µs as 540.0 ms: $(cat "$work/both/box2d.csv")"
 
@@ -71,4 +71,14 @@ expect_error "$work/missing is not an executable" "$work/missing"
 expect_error "$work/missing is not an executable" "$bench" "$work/missing"
 expect_error "unknown option --fast" "$bench" --fast
 expect_error "LOCKSTEP_BENCH is missing"
-echo "ok: table, CSV, Box2D's column and its lost bodies, and 6 bad argument lists"
+expect_error "--csv needs a value" "$bench" --csv
+expect_error "--bodies needs at least one size" "$bench" --bodies ""
+# A lockstep_bench that fails is named, not passed over.
+printf '#!/bin/sh\nexit 3\n' > "$work/broken_bench"
+chmod +x "$work/broken_bench"
+status=0
+bash "$script" "$work/broken_bench" --bodies 1000 --reps 1 > /dev/null 2> "$work/broken.err" || status=$?
+[ "$status" -ne 0 ] || fail "a failing lockstep_bench went unnoticed"
+grep -q "^error: $work/broken_bench failed on BM_ArenaTick/bodies:1000/threads:1$" "$work/broken.err" ||
+  fail "a failing lockstep_bench is not named: $(cat "$work/broken.err")"
+echo "ok: table, CSV, Box2D's column and its lost bodies, a failing bench, and 8 bad argument lists"
