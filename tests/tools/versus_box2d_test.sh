@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools/bench/versus_box2d.sh (docs/BENCHMARKS.md, "Side by side with Box2D") with this build's
 # lockstep_bench: the table and the CSV files in Box2D's form agree with what lockstep_bench
-# measured, a Box2D bench's figure is put beside it and divided, a Box2D bench that exits 1 for
+# measured, the figure is BM_ArenaTick's median tick (its median_us counter, not its mean time: a
+# stand-in bench tells them apart), a Box2D bench's figure is put beside it and divided, a Box2D bench that exits 1 for
 # bodies lost through its walls keeps its figure and is named, and bad arguments are one error
 # line with exit code 2. Box2D itself is never a dependency of the tests: a stand-in prints what
 # ../shared/box2d's bench prints (`... median_us=M outside=K`).
@@ -54,6 +55,33 @@ python3 -c "import sys; us, r = float(sys.argv[1]), float(sys.argv[2]); sys.exit
   fail "Box2D / lockstep is $ratio, not 900 / $us"
 grep -q '^arena,1000,1,600,540.0$' "$work/both/box2d.csv" || fail "box2d.csv lacks 900 µs as 540.0 ms: $(cat "$work/both/box2d.csv")"
 
+# The figure is the median_us counter, whatever the mean time says: a stand-in lockstep_bench that
+# prints Google Benchmark's CSV with a mean of 999 µs and a median of 251 µs on 1 thread, 125 on 2.
+cat > "$work/fixed_bench" <<'EOF'
+#!/bin/sh
+case "$*" in *threads:2/*) median=125.0 ;; *) median=251.0 ;; esac
+echo 'name,iterations,real_time,cpu_time,time_unit,bytes_per_second,items_per_second,label,error_occurred,error_message,"median_us","searches/tick","ticks/s"'
+echo "\"BM_ArenaTick/bodies:1000/threads:1/iterations:600/real_time\",600,999.0,999.0,us,,1001.0,,,,$median,1.2,1001.0"
+EOF
+chmod +x "$work/fixed_bench"
+bash "$script" "$work/fixed_bench" --bodies 1000 --reps 1 --csv "$work/fixed" > "$work/fixed.md" 2> "$work/fixed.err" ||
+  fail "the script failed on a stand-in bench: $(tail -n 3 "$work/fixed.err")"
+grep -q '^| 1,000, 1 | 251 µs | — | — |  |$' "$work/fixed.md" || fail "not the 1-thread median: $(cat "$work/fixed.md")"
+grep -q '^| 1,000, 2 | 125 µs | — | — | 2.01× |$' "$work/fixed.md" || fail "not the 2-thread median: $(cat "$work/fixed.md")"
+grep -q '^arena,1000,1,600,150.6$' "$work/fixed/lockstep.csv" || fail "lockstep.csv lacks 251 µs as 150.6 ms: $(cat "$work/fixed/lockstep.csv")"
+# A bench without the counter (an older lockstep_bench) is an error, not a figure.
+cat > "$work/no_median_bench" <<'EOF'
+#!/bin/sh
+echo 'name,iterations,real_time,cpu_time,time_unit,bytes_per_second,items_per_second,label,error_occurred,error_message,"searches/tick","ticks/s"'
+echo '"BM_ArenaTick/bodies:1000/threads:1/iterations:600/real_time",600,999.0,999.0,us,,1001.0,,,,1.2,1001.0'
+EOF
+chmod +x "$work/no_median_bench"
+status=0
+bash "$script" "$work/no_median_bench" --bodies 1000 --reps 1 > /dev/null 2> "$work/no_median.err" || status=$?
+[ "$status" -eq 1 ] || fail "exit $status, not 1, for a bench without median_us"
+grep -q '^error: lockstep_bench gave no median_us for BM_ArenaTick/bodies:1000/threads:1 (nothing)$' "$work/no_median.err" ||
+  fail "a bench without median_us is not named: $(cat "$work/no_median.err")"
+
 # Bad arguments: one error line, exit code 2, before anything is measured.
 expect_error() {
   local expected=$1
@@ -81,4 +109,4 @@ bash "$script" "$work/broken_bench" --bodies 1000 --reps 1 > /dev/null 2> "$work
 [ "$status" -ne 0 ] || fail "a failing lockstep_bench went unnoticed"
 grep -q "^error: $work/broken_bench failed on BM_ArenaTick/bodies:1000/threads:1$" "$work/broken.err" ||
   fail "a failing lockstep_bench is not named: $(cat "$work/broken.err")"
-echo "ok: table, CSV, Box2D's column and its lost bodies, a failing bench, and 8 bad argument lists"
+echo "ok: table, CSV, the median counter, Box2D's column and its lost bodies, a failing bench, a bench without the counter, and 8 bad argument lists"

@@ -45,11 +45,12 @@ trap 'rm -f "$results"' EXIT
 # thread's CPU time; the median, as Box2D's bench reports).
 lockstep_tick() {
   local out
-  out=$("$lockstep_bench" --benchmark_filter="^BM_ArenaTick/bodies:$1/threads:$2/" --benchmark_format=csv 2>/dev/null) ||
+  out=$("$lockstep_bench" --benchmark_filter="^BM_ArenaTick/bodies:$1/threads:$2/" --benchmark_repetitions=1 \
+    --benchmark_format=csv 2>/dev/null) ||
     { echo "error: $lockstep_bench failed on BM_ArenaTick/bodies:$1/threads:$2" >&2; return 1; }
   awk -F, '
     $1 == "name" { for (i = 1; i <= NF; ++i) if ($i == "\"median_us\"" || $i == "median_us") median = i; next }
-    /^"BM_ArenaTick/ && median { print $median }' <<<"$out"
+    /^"BM_ArenaTick/ && median { print $median; exit }' <<<"$out"
 }
 # One Box2D bench: the median microseconds a step. The bench exits 1 when bodies end outside the
 # box (Box2D loses some through the walls at 22,000 bodies): the figure stands, and that is said.
