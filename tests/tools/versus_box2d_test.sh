@@ -55,6 +55,14 @@ python3 -c "import sys; us, r = float(sys.argv[1]), float(sys.argv[2]); sys.exit
   fail "Box2D / lockstep is $ratio, not 900 / $us"
 grep -q '^arena,1000,1,600,540.0$' "$work/both/box2d.csv" || fail "box2d.csv lacks 900 µs as 540.0 ms: $(cat "$work/both/box2d.csv")"
 
+# A lockstep_bench that fails, or gives no figure, ends the script with exit 1 and this error line.
+expect_bench_error() {  # BENCH LINE
+  local status=0
+  bash "$script" "$1" --bodies 1000 --reps 1 > /dev/null 2> "$work/bench.err" || status=$?
+  [ "$status" -eq 1 ] || fail "exit $status, not 1, for $1"
+  grep -qxF "$2" "$work/bench.err" || fail "for $1, not '$2': $(cat "$work/bench.err")"
+}
+
 # The figure is the median_us counter, whatever the mean time says: a stand-in lockstep_bench that
 # prints Google Benchmark's CSV with a mean of 999 µs and a median of 251 µs on 1 thread, 125 on 2.
 cat > "$work/fixed_bench" <<'EOF'
@@ -76,11 +84,7 @@ echo 'name,iterations,real_time,cpu_time,time_unit,bytes_per_second,items_per_se
 echo '"BM_ArenaTick/bodies:1000/threads:1/iterations:600/real_time",600,999.0,999.0,us,,1001.0,,,,1.2,1001.0'
 EOF
 chmod +x "$work/no_median_bench"
-status=0
-bash "$script" "$work/no_median_bench" --bodies 1000 --reps 1 > /dev/null 2> "$work/no_median.err" || status=$?
-[ "$status" -eq 1 ] || fail "exit $status, not 1, for a bench without median_us"
-grep -q '^error: lockstep_bench gave no median_us for BM_ArenaTick/bodies:1000/threads:1 (nothing)$' "$work/no_median.err" ||
-  fail "a bench without median_us is not named: $(cat "$work/no_median.err")"
+expect_bench_error "$work/no_median_bench" "error: lockstep_bench gave no median_us for BM_ArenaTick/bodies:1000/threads:1 (nothing)"
 
 # Bad arguments: one error line, exit code 2, before anything is measured.
 expect_error() {
@@ -104,9 +108,5 @@ expect_error "--bodies needs at least one size" "$bench" --bodies ""
 # A lockstep_bench that fails is named, not passed over.
 printf '#!/bin/sh\nexit 3\n' > "$work/broken_bench"
 chmod +x "$work/broken_bench"
-status=0
-bash "$script" "$work/broken_bench" --bodies 1000 --reps 1 > /dev/null 2> "$work/broken.err" || status=$?
-[ "$status" -ne 0 ] || fail "a failing lockstep_bench went unnoticed"
-grep -q "^error: $work/broken_bench failed on BM_ArenaTick/bodies:1000/threads:1$" "$work/broken.err" ||
-  fail "a failing lockstep_bench is not named: $(cat "$work/broken.err")"
+expect_bench_error "$work/broken_bench" "error: $work/broken_bench failed on BM_ArenaTick/bodies:1000/threads:1"
 echo "ok: table, CSV, the median counter, Box2D's column and its lost bodies, a failing bench, a bench without the counter, and 8 bad argument lists"
