@@ -21,7 +21,11 @@ void add_max_state_option(CLI::App* cmd, std::uint64_t& max_state_mb) {
 
 CLI::App* add_replay_options(CLI::App& app, ReplayOptions& options) {
   CLI::App* cmd = app.add_subcommand("replay", "Re-simulate a replay and verify every recorded hash");
-  cmd->add_option("file", options.path, "The replay file")->required();
+  cmd->add_option("file", options.path, "The replay file, or a desync evidence bundle with --participant")->required();
+  options.participant_option =
+      cmd->add_option("--participant", options.participant,
+                      "Of an evidence bundle: re-simulate this participant's evidence (#N as `lockstep info BUNDLE` lists)")
+          ->check(whole_number(0, replay::k_max_bundle_participants - 1));
   options.from_option =
       cmd->add_option("--from-tick", options.from_tick, "Start at this tick (restores the nearest keyframe before it)")
           ->check(whole_number());
@@ -29,6 +33,23 @@ CLI::App* add_replay_options(CLI::App& app, ReplayOptions& options) {
   add_max_state_option(cmd, options.max_state_mb);
   cmd->add_flag("--force", options.force, "Play even if the replay's simulation compatibility id differs from this build's");
   return cmd;
+}
+
+replay::ReplayFile replay_to_play(const ReplayOptions& options) {
+  const bool chosen = options.participant_option->count() > 0;
+  if (!replay::looks_like_bundle(options.path)) {
+    if (chosen) throw CommandError{"--participant picks a participant of an evidence bundle; '" + options.path + "' is none"};
+    return read_or_throw(options.path);
+  }
+  const replay::EvidenceBundle bundle = read_bundle_or_throw(options.path);
+  if (!chosen) {
+    throw CommandError{"'" + options.path + "' is an evidence bundle of " + std::to_string(bundle.participants.size()) +
+                       " participants: name one with --participant N (`lockstep info " + options.path + "` lists them)"};
+  }
+  replay::ReplayFile file = participant_replay(bundle, options.participant);
+  std::fprintf(stderr, "replaying the evidence of %s, ticks %llu to %llu\n", participant_label(bundle, options.participant).c_str(),
+               static_cast<unsigned long long>(file.header.start_tick), static_cast<unsigned long long>(file.last_tick));
+  return file;
 }
 
 void report_replay(const replay::PlayOutcome& outcome, std::uint64_t ticks, std::uint64_t final_hash,
@@ -93,8 +114,8 @@ EvidenceFiles announce_evidence(const std::string& folder) {
 
 CLI::App* add_info_options(CLI::App& app, InfoOptions& options) {
   CLI::App* cmd = app.add_subcommand(
-      "info", "Describe a replay (header, ticks, keyframes, sizes), a snapshot, or a desync evidence folder");
-  cmd->add_option("path", options.path, "A replay file, a state snapshot, or an evidence folder")->required();
+      "info", "Describe a replay (header, ticks, keyframes, sizes), a snapshot, a desync evidence folder or bundle");
+  cmd->add_option("path", options.path, "A replay file, a state snapshot, an evidence folder or an evidence bundle")->required();
   cmd->add_flag("--fields", options.fields, "With a snapshot or evidence: every value of the state, by name");
   return cmd;
 }
@@ -105,7 +126,8 @@ CLI::App* add_diff_options(CLI::App& app, DiffOptions& options) {
   CLI::App* cmd = app.add_subcommand(
       "diff", "Find the first tick where two replays (or a replay and its re-simulation) differ, field by field");
   cmd->add_option("files", options.paths,
-                  "One replay (against its own recording), two replays, or two desync evidence folders")
+                  "One replay (against its own recording), two replays, two desync evidence folders, or an evidence "
+                  "bundle (its participants grouped by their state at the desync)")
       ->required()
       ->expected(1, 2);
   cmd->add_flag("--force", options.force, "Compare even across simulation compatibility ids");
@@ -119,15 +141,20 @@ CLI::App* add_diff_options(CLI::App& app, DiffOptions& options) {
 DiffInputs diff_inputs(const DiffOptions& options) {
   namespace fs = std::filesystem;
   std::error_code error;
+  for (const std::string& path : options.paths) {
+    if (options.paths.size() == 2 && replay::looks_like_bundle(path)) {
+      throw CommandError{"'" + path + "' is an evidence bundle: it holds every participant, so diff takes it alone (diff BUNDLE)"};
+    }
+  }
   DiffInputs inputs;
-  inputs.bundles = options.paths.size() == 2 && fs::is_directory(options.paths[0], error) &&
+  inputs.folders = options.paths.size() == 2 && fs::is_directory(options.paths[0], error) &&
                    fs::is_directory(options.paths[1], error);
-  // A replay file names its simulation; so does a bundle's replay, when it has one.
-  const std::string bundle_replay = options.paths[0] + "/replay.lsr";
-  if (!inputs.bundles) {
+  // A replay file names its simulation; so does a folder's replay, when it has one.
+  const std::string folder_replay = options.paths[0] + "/replay.lsr";
+  if (!inputs.folders) {
     inputs.first = read_or_throw(options.paths[0]);
-  } else if (fs::is_regular_file(bundle_replay, error)) {
-    inputs.first = read_or_throw(bundle_replay);
+  } else if (fs::is_regular_file(folder_replay, error)) {
+    inputs.first = read_or_throw(folder_replay);
   }
   return inputs;
 }

@@ -1,16 +1,11 @@
 #include "lockstep/replay/broadcast_sink.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <random>
 #include <system_error>
 
 #include "lockstep/engine/hash_hex.hpp"
+#include "lockstep/replay/regular_file.hpp"
 
 namespace lockstep::replay {
 
@@ -30,31 +25,7 @@ Result<std::unique_ptr<BroadcastSink>> BroadcastSink::create(const std::string& 
 }
 
 Status BroadcastSink::publish(const std::string& name, std::span<const std::byte> bytes) const {
-  const std::string path = dir_ + "/" + name;
-  const std::string aside = dir_ + "/." + name + ".part";
-  const int fd = ::open(aside.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return fail("cannot write the broadcast's '", aside, "': ", std::strerror(errno));
-  const std::byte* data = bytes.data();
-  std::size_t size = bytes.size();
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int write_error = errno;
-      ::close(fd);
-      ::unlink(aside.c_str());
-      return fail("cannot write the broadcast's '", aside, "': ", std::strerror(write_error));
-    }
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (std::rename(aside.c_str(), path.c_str()) != 0) {
-    const int rename_error = errno;
-    ::unlink(aside.c_str());
-    return fail("cannot put the broadcast's '", path, "' in place: ", std::strerror(rename_error));
-  }
-  return {};
+  return write_file_whole(dir_ + "/" + name, dir_ + "/." + name + ".part", bytes, "the broadcast's");
 }
 
 Status BroadcastSink::write(std::span<const std::byte> bytes, const WrittenChunks& what) {

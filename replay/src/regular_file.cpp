@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace lockstep::replay {
@@ -56,6 +57,33 @@ Result<std::vector<std::byte>> read_regular_file(const std::string& path, std::u
   std::vector<std::byte> bytes(static_cast<std::size_t>(file->size()));
   if (Status read = file->read_at(0, bytes); !read) return read.error();
   return bytes;
+}
+
+Status write_file_whole(const std::string& path, const std::string& aside, std::span<const std::byte> bytes,
+                        std::string_view what) {
+  const int fd = ::open(aside.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return fail("cannot write ", what, " '", aside, "': ", std::strerror(errno));
+  const std::byte* data = bytes.data();
+  std::size_t size = bytes.size();
+  while (size > 0) {
+    const ::ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int write_error = errno;
+      ::close(fd);
+      ::unlink(aside.c_str());
+      return fail("cannot write ", what, " '", aside, "': ", std::strerror(write_error));
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (std::rename(aside.c_str(), path.c_str()) != 0) {
+    const int rename_error = errno;
+    ::unlink(aside.c_str());
+    return fail("cannot put ", what, " '", path, "' in place: ", std::strerror(rename_error));
+  }
+  return {};
 }
 
 }  // namespace lockstep::replay

@@ -20,6 +20,7 @@
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/world.hpp"
 #include "lockstep/replay/recorder.hpp"
+#include "desync_bundles.hpp"
 #include "lockstep_binary.hpp"
 #include "process.hpp"
 #include "view_client.hpp"
@@ -199,6 +200,28 @@ TEST_CASE("view of two replays that part at tick 200 names the tick and marks th
   CHECK(pushed);
   CHECK(at.worlds[1].inputs != at.worlds[0].inputs);
   CHECK(server.stop().exit_code == 0);
+}
+
+TEST_CASE("view of a bundle shows the host beside the first participant that diverged, each at its own state",
+          "[tools][view][bundle]") {
+  TempDir dir;
+  REQUIRE(replay::write_bundle_file(dir.file("d.lsbundle"), testing::make_bundle(4, {2}, {1})).ok());
+  ViewProcess server({dir.file("d.lsbundle")});
+  ViewPage ws(server.port);
+  const std::string hello = ws.read_text();
+  CHECK_THAT(hello, Catch::Contains("\"mode\":\"evidence\""));
+  CHECK_THAT(hello, Catch::Contains("\"files\":[\"#0 (the host, slot 0)\",\"#2 (slot 2)\"]"));
+  CHECK_THAT(hello, Catch::Contains("\"divergence\":{\"tick\":150,"));
+  REQUIRE(ws.request_frames(149, 2));
+  std::optional<view::FrameBatch> batch = ws.read_frames();
+  REQUIRE(batch);
+  REQUIRE(batch->frames.size() == 2);
+  CHECK(batch->frames[0].worlds[0].hash == batch->frames[0].worlds[1].hash);
+  CHECK(batch->frames[1].worlds[0].hash != batch->frames[1].worlds[1].hash);
+  CHECK(server.stop().exit_code == 0);
+  const ProcessResult missing = run_process(k_lockstep, {"view", dir.file("d.lsbundle"), "--participant", "1"});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err == "error: #1 (slot 1) sent no evidence: it sent nothing within 2,000 ms\n");
 }
 
 TEST_CASE("view refuses what it cannot show with one error line", "[tools][view][errors]") {

@@ -76,9 +76,15 @@ void mark_differing_shapes(const DrawList& draw_a, const DrawList& draw_b, const
 
 CLI::App* add_view_options(CLI::App& app, ViewOptions& options) {
   CLI::App* cmd = app.add_subcommand(
-      "view", "Watch a replay in a web browser: play, pause, step, scrub; two replays or two desync evidence folders "
-              "are overlaid with what differs highlighted");
-  cmd->add_option("files", options.paths, "A replay, two replays, or two desync evidence folders")->expected(1, 2);
+      "view", "Watch a replay in a web browser: play, pause, step, scrub; two replays, two desync evidence folders "
+              "or an evidence bundle's participants are overlaid with what differs highlighted");
+  cmd->add_option("files", options.paths, "A replay, two replays, two desync evidence folders, or an evidence bundle")
+      ->expected(1, 2);
+  options.participant_option =
+      cmd->add_option("--participant", options.participant,
+                      "Of an evidence bundle: show this participant (#N as `lockstep info BUNDLE` lists) beside the "
+                      "host's group (default: the first with evidence outside it)")
+          ->check(whole_number(0, replay::k_max_bundle_participants - 1));
   cmd->add_option("--static", options.static_dir,
                   "Write the page and lockstep's WebAssembly engine into this new folder and exit: served by any static web "
                   "server or opened from disk, it verifies and plays a replay the person opens, with no lockstep server");
@@ -98,7 +104,7 @@ CLI::App* add_view_options(CLI::App& app, ViewOptions& options) {
 
 bool write_static_view_folder(const ViewOptions& options) {
   if (options.static_dir.empty()) {
-    if (options.paths.empty()) throw CommandError{"view needs a replay, two replays or two evidence folders (or --static DIR)"};
+    if (options.paths.empty()) throw CommandError{"view needs a replay, two replays, two evidence folders or a bundle (or --static DIR)"};
     return false;
   }
   if (!options.paths.empty()) {
@@ -112,9 +118,13 @@ bool write_static_view_folder(const ViewOptions& options) {
   return true;
 }
 
-bool view_of_evidence(const ViewOptions& options) {
+ViewedFiles viewed_files(const ViewOptions& options) {
   if (!ViewServer::is_address(options.listen)) {
     throw CommandError{"--listen '" + options.listen + "' is not an IPv4 or IPv6 address"};
+  }
+  if (options.paths.size() == 1 && replay::looks_like_bundle(options.paths[0])) return ViewedFiles::bundle;
+  if (options.participant_option->count() > 0) {
+    throw CommandError{"--participant picks a participant of an evidence bundle; '" + options.paths[0] + "' is none"};
   }
   std::error_code error;
   const bool evidence = std::filesystem::is_directory(options.paths[0], error);
@@ -124,7 +134,7 @@ bool view_of_evidence(const ViewOptions& options) {
   if (evidence && options.paths.size() != 2) {
     throw CommandError{"an evidence folder is viewed beside another one (view FOLDER_A FOLDER_B)"};
   }
-  return evidence;
+  return evidence ? ViewedFiles::evidence_folders : ViewedFiles::replays;
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,5 +51,11 @@ class RegularFile {
 
 /// The whole of `path`, if it is a regular file of at most `max_bytes` (errors as above).
 Result<std::vector<std::byte>> read_regular_file(const std::string& path, std::uint64_t max_bytes);
+
+/// Writes `bytes` to `path` whole or not at all: into `aside` (a name in the same folder) first,
+/// then renamed over `path`. A reader sees the old file or the new one, never part of one.
+/// `what` names the file in errors ("the broadcast's", "the bundle").
+Status write_file_whole(const std::string& path, const std::string& aside, std::span<const std::byte> bytes,
+                        std::string_view what);
 
 }  // namespace lockstep::replay

@@ -18,6 +18,7 @@
 #include <cereal/archives/json.hpp>
 
 #include "lockstep/cli/command.hpp"
+#include "lockstep/cli/detail/bundle_commands.hpp"
 #include "lockstep/cli/detail/simulations.hpp"
 #include "lockstep/cli/detail/text.hpp"
 #include "lockstep/cli/hooks.hpp"
@@ -49,13 +50,18 @@ struct ReplayOptions {
   std::uint64_t max_state_mb = replay::k_default_max_state_bytes >> 20;
   std::uint64_t from_tick = 0;
   std::uint64_t to_tick = 0;
+  std::uint32_t participant = 0;  ///< of an evidence bundle
   bool force = false;
   CLI::Option* from_option = nullptr;
   CLI::Option* to_option = nullptr;
+  CLI::Option* participant_option = nullptr;
 };
 
 /// Registers `replay` and its options; returns it for its callback.
 CLI::App* add_replay_options(CLI::App& app, ReplayOptions& options);
+
+/// The replay `replay` plays: the file, or the evidence replay of a bundle's `--participant`.
+replay::ReplayFile replay_to_play(const ReplayOptions& options);
 
 /// The last line of `replay` once the range is played: `ok …`, `unverified: …` or the desync.
 void report_replay(const replay::PlayOutcome& outcome, std::uint64_t ticks, std::uint64_t final_hash,
@@ -219,6 +225,12 @@ template <class Sims>
 void info_command(const InfoOptions& options, int* exit_code) {
   std::error_code error;
   if (std::filesystem::is_directory(options.path, error)) return info_evidence<Sims>(options.path, options.fields, exit_code);
+  if (replay::looks_like_bundle(options.path)) {
+    if (options.fields) throw CommandError{"--fields describes a snapshot or an evidence folder; `diff BUNDLE` names the fields that differ"};
+    info_bundle(options.path, read_bundle_or_throw(options.path));
+    *exit_code = k_exit_ok;
+    return;
+  }
   if (is_snapshot(options.path)) {
     info_snapshot<Sims>(options.path, options.fields);
     *exit_code = k_exit_ok;
@@ -245,41 +257,34 @@ CLI::App* add_diff_options(CLI::App& app, DiffOptions& options);
 void report_diff(const replay::DiffResult& result, std::size_t max_fields, std::string (*describe)(std::string_view),
                  int* exit_code);
 
-/// A desync evidence bundle's state: the snapshot a participant wrote at the desync tick.
+/// An evidence folder's state: the snapshot its participant wrote at the desync tick.
 template <Simulation S>
-struct BundleState {
-  S sim;
-  std::uint64_t tick = 0;
-  std::uint64_t bytes = 0;  ///< the snapshot's size
-};
-
-template <Simulation S>
-BundleState<S> read_bundle_state(const std::string& folder) {
+EvidenceState<S> read_evidence_state(const std::string& folder) {
   const std::string path = folder + "/state.snapshot";
   std::error_code error;
   if (!std::filesystem::exists(path, error)) {
     throw CommandError{"'" + folder + "' is not a desync evidence folder (no state.snapshot)"};
   }
   const std::vector<std::byte> bytes = read_snapshot_bytes(path);
-  BundleState<S> state;
+  EvidenceState<S> state;
   state.bytes = bytes.size();
   Status decoded = decode_snapshot<S>(bytes, state.sim, state.tick);
   if (!decoded) throw CommandError{"'" + path + "': " + decoded.error().message};
   return state;
 }
 
-/// Two desync evidence bundles: their replays hold the same inputs, so the states each
+/// Two desync evidence folders: their replays hold the same inputs, so the states each
 /// participant actually had at the desync tick are what differ.
 template <Simulation S>
-replay::DiffResult diff_bundles(const DiffOptions& options) {
-  const BundleState<S> a = read_bundle_state<S>(options.paths[0]);
-  const BundleState<S> b = read_bundle_state<S>(options.paths[1]);
-  replay::DiffResult bundle;
-  replay::report_fields(bundle, a.tick, a.sim, b.sim, std::max(a.bytes, b.bytes), options.max_state_mb << 20);
-  bundle.identical = bundle.fields.empty() && bundle.note.empty();
-  bundle.through_tick = std::min(a.tick, b.tick);
-  bundle.divergence_tick = bundle.report_tick = std::min(a.tick, b.tick);
-  return bundle;
+replay::DiffResult diff_evidence_folders(const DiffOptions& options) {
+  const EvidenceState<S> a = read_evidence_state<S>(options.paths[0]);
+  const EvidenceState<S> b = read_evidence_state<S>(options.paths[1]);
+  replay::DiffResult result;
+  replay::report_fields(result, a.tick, a.sim, b.sim, std::max(a.bytes, b.bytes), options.max_state_mb << 20);
+  result.identical = result.fields.empty() && result.note.empty();
+  result.through_tick = std::min(a.tick, b.tick);
+  result.divergence_tick = result.report_tick = std::min(a.tick, b.tick);
+  return result;
 }
 
 template <Simulation S>
@@ -315,21 +320,27 @@ Result<replay::DiffResult> diff_files(const DiffOptions& options, replay::Replay
 /// What `diff` compares: two evidence folders or replay files, and the first replay (which names
 /// the simulation; empty for folders without one, whose snapshots the first simulation reads).
 struct DiffInputs {
-  bool bundles = false;
+  bool folders = false;
   replay::ReplayFile first;
 };
 DiffInputs diff_inputs(const DiffOptions& options);
 
 template <class Sims>
 void diff_command(const DiffOptions& options, int* exit_code) {
+  if (options.paths.size() == 1 && replay::looks_like_bundle(options.paths[0])) {
+    const replay::EvidenceBundle bundle = read_bundle_or_throw(options.paths[0]);
+    Sims::with(bundle.simulation,
+               [&]<class S>() { diff_bundle<S>(bundle, options.max_fields, options.max_state_mb, exit_code); });
+    return;
+  }
   DiffInputs inputs = diff_inputs(options);
-  const bool bundles = inputs.bundles;
+  const bool folders = inputs.folders;
   const std::string simulation = inputs.first.header.simulation;
   Result<replay::DiffResult> result = fail("no replays");
   std::string (*describe)(std::string_view) = nullptr;
   Sims::with(simulation, [&]<class S>() {
     describe = &replay::describe_field<S>;
-    result = bundles ? Result<replay::DiffResult>(diff_bundles<S>(options)) : diff_files<S>(options, std::move(inputs.first));
+    result = folders ? Result<replay::DiffResult>(diff_evidence_folders<S>(options)) : diff_files<S>(options, std::move(inputs.first));
   });
   if (!result) throw CommandError{result.error().message, k_exit_failed};
   report_diff(*result, options.max_fields, describe, exit_code);
@@ -341,7 +352,7 @@ template <class Sims>
 void add_replay_commands(CLI::App& app, int* exit_code) {
   auto replay_options = std::make_shared<ReplayOptions>();
   add_replay_options(app, *replay_options)->callback([replay_options, exit_code] {
-    replay::ReplayFile file = read_or_throw(replay_options->path);
+    replay::ReplayFile file = replay_to_play(*replay_options);
     const std::string simulation = file.header.simulation;
     Sims::with(simulation, [&]<class S>() { replay_command<S>(*replay_options, std::move(file), exit_code); });
   });

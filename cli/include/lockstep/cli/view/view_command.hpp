@@ -242,6 +242,8 @@ struct ViewOptions {
   std::string listen = ViewServerConfig{}.listen_address;
   std::uint16_t port = k_default_view_port;
   std::string static_dir;  ///< --static DIR: write the static page there instead of serving
+  std::uint32_t participant = 0;  ///< of an evidence bundle: shown beside the host's group
+  CLI::Option* participant_option = nullptr;
   bool force = false;
   std::uint64_t max_state_mb = replay::k_default_max_state_bytes >> 20;
 };
@@ -252,8 +254,11 @@ CLI::App* add_view_options(CLI::App& app, ViewOptions& options);
 /// `--static DIR`: writes the folder and returns true; without it checks that files were given.
 bool write_static_view_folder(const ViewOptions& options);
 
-/// Checks the paths `view` was given (and --listen); returns whether they are evidence folders.
-bool view_of_evidence(const ViewOptions& options);
+/// What `view` shows.
+enum class ViewedFiles { replays, evidence_folders, bundle };
+
+/// Checks the paths `view` was given (and --listen, --participant); returns what they are.
+ViewedFiles viewed_files(const ViewOptions& options);
 
 /// Answers a page's request for frames (into the writer), or says why not.
 using FramesFn = std::function<Status(const view::FramesRequest& request, view::FrameBatchWriter& out)>;
@@ -264,11 +269,14 @@ void serve_view(std::uint64_t first_tick, std::uint64_t last_tick, const std::st
                 const ViewOptions& options, int* exit_code);
 
 template <Simulation S>
-ViewWorld<S> open_view_world(const std::string& path, std::string name, const ViewOptions& options) {
-  replay::ReplayFile file = read_or_throw(path);
-  note_truncation(path, file);
+ViewWorld<S> open_view_world(replay::ReplayFile file, std::string name, const ViewOptions& options) {
+  note_truncation(name, file);
   return ViewWorld<S>{open_or_throw<S>(std::move(file), options.force, options.max_state_mb), std::move(name), std::nullopt,
                       std::nullopt};
+}
+template <Simulation S>
+ViewWorld<S> open_view_world(const std::string& path, std::string name, const ViewOptions& options) {
+  return open_view_world<S>(read_or_throw(path), std::move(name), options);
 }
 
 /// The divergence a field report found (none when identical).
@@ -298,11 +306,11 @@ ReplayView<S> open_view(const ViewOptions& options, bool evidence) {
     diff.max_state_mb = options.max_state_mb;
     for (const std::string& folder : options.paths) {
       ViewWorld<S> world = open_view_world<S>(folder + "/replay.lsr", folder, options);
-      BundleState<S> state = read_bundle_state<S>(folder);
+      EvidenceState<S> state = read_evidence_state<S>(folder);
       world.evidence.emplace(std::move(state.sim), state.tick);
       worlds.push_back(std::move(world));
     }
-    divergence = view_divergence<S>(diff_bundles<S>(diff));
+    divergence = view_divergence<S>(diff_evidence_folders<S>(diff));
   } else if (options.paths.size() == 2) {
     worlds.push_back(open_view_world<S>(a, a, options));
     worlds.push_back(open_view_world<S>(options.paths[1], options.paths[1], options));
@@ -319,13 +327,50 @@ ReplayView<S> open_view(const ViewOptions& options, bool evidence) {
   return ReplayView<S>(std::move(worlds), std::move(divergence));
 }
 
+/// The worlds of `view BUNDLE`: the evidence of the host's group's first participant beside
+/// another's (view_pair), each replay with that participant's own state at the desync tick.
+template <Simulation S>
+ReplayView<S> open_bundle_view(const ViewOptions& options, const replay::EvidenceBundle& bundle) {
+  const std::optional<std::uint32_t> chosen =
+      options.participant_option->count() > 0 ? std::optional<std::uint32_t>(options.participant) : std::nullopt;
+  const auto [reference, other] = view_pair<S>(bundle, chosen);
+  std::vector<ViewWorld<S>> worlds;
+  std::vector<EvidenceState<S>> states;
+  for (const std::size_t index : {reference, other}) {
+    ViewWorld<S> world = open_view_world<S>(participant_replay(bundle, index), participant_label(bundle, index), options);
+    EvidenceState<S> state = participant_state<S>(bundle, index);
+    world.evidence.emplace(state.sim, state.tick);
+    worlds.push_back(std::move(world));
+    states.push_back(std::move(state));
+  }
+  replay::DiffResult result;
+  result.identical = false;
+  result.divergence_tick = result.report_tick = states[0].tick;
+  replay::report_fields(result, states[0].tick, states[0].sim, states[1].sim, std::max(states[0].bytes, states[1].bytes),
+                        options.max_state_mb << 20);
+  if (result.fields.empty() && result.note.empty()) result.identical = true;
+  return ReplayView<S>(std::move(worlds), view_divergence<S>(std::move(result)));
+}
+
 template <class Sims>
 void view_command(const ViewOptions& options, int* exit_code) {
   if (write_static_view_folder(options)) {
     *exit_code = k_exit_ok;
     return;
   }
-  const bool evidence = view_of_evidence(options);
+  const ViewedFiles files = viewed_files(options);
+  if (files == ViewedFiles::bundle) {
+    const replay::EvidenceBundle bundle = read_bundle_or_throw(options.paths[0]);
+    Sims::with(bundle.simulation, [&]<class S>() {
+      ReplayView<S> view = open_bundle_view<S>(options, bundle);
+      const FramesFn frames = [&view](const view::FramesRequest& request, view::FrameBatchWriter& out) {
+        return view.frames(request, out);
+      };
+      serve_view(view.first_tick(), view.last_tick(), view.hello_json(true), frames, options, exit_code);
+    });
+    return;
+  }
+  const bool evidence = files == ViewedFiles::evidence_folders;
   const replay::ReplayFile first = read_or_throw(evidence ? options.paths[0] + "/replay.lsr" : options.paths[0]);
   Sims::with(first.header.simulation, [&]<class S>() {
     ReplayView<S> view = open_view<S>(options, evidence);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,33 +15,40 @@
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/simulation.hpp"
 #include "lockstep/net/protocol/tick_log.hpp"
+#include "lockstep/replay/evidence_bundle.hpp"
+#include "lockstep/replay/memory_sink.hpp"
 #include "lockstep/replay/recorder.hpp"
 
 namespace lockstep::net {
 
-/// Writes `dir/name/` with replay.lsr, state.snapshot (`own_state`, a snapshot) and config.json;
-/// returns the folder. A participant that joined late re-simulates from `start_state` (the
-/// snapshot it started from; empty: from the configuration and seed).
+/// One participant's evidence of a desync, in memory: what a folder holds, and what a bundle's
+/// record holds (replay/evidence_bundle.hpp).
+struct ParticipantEvidence {
+  std::uint64_t from_tick = 0;   ///< the tick its replay starts at (one everyone agreed on)
+  std::vector<std::byte> replay; ///< a replay file's bytes: the agreed inputs from from_tick on
+  std::vector<std::byte> state;  ///< its own state at the desync tick (or its latest), a snapshot
+};
+
+/// A replay of the agreed inputs in `ticks` through `last_tick`, re-simulated from `start_state`
+/// (a snapshot; empty: from the configuration and seed), as a replay file's bytes. It keeps the
+/// hashes of every tick's phases (a simulation that reports them): replays of two builds that
+/// simulate differently then show the substep and phase where they part.
 template <Simulation S>
-Result<std::string> write_desync_evidence(const std::string& dir, const std::string& name,
-                                          const typename S::Config& config, std::uint64_t seed,
-                                          const TickLog& ticks, std::uint64_t last_tick,
-                                          std::span<const std::byte> own_state, std::uint64_t desync_tick,
-                                          std::span<const std::byte> start_state = {}) {
+Result<std::vector<std::byte>> evidence_replay(const typename S::Config& config, std::uint64_t seed, const TickLog& ticks,
+                                               std::uint64_t last_tick, std::span<const std::byte> start_state) {
   using Input = typename S::Input;
   constexpr std::size_t k_bytes = Input::k_bytes;
-  namespace fs = std::filesystem;
-  std::error_code error;
-  const fs::path folder = fs::path(dir) / name;
-  fs::create_directories(folder, error);
-  if (error) return fail("cannot create '", folder.string(), "': ", error.message());
   Result<Runner<S>> fresh = Runner<S>::create(config, seed);
   if (!fresh) return fresh.error();
   if (!start_state.empty()) {
     if (Status restored = fresh->restore(start_state); !restored) return restored.error();
   }
+  std::vector<std::byte> bytes;
   Result<replay::Recorder<S>> recorder =
-      replay::Recorder<S>::create((folder / "replay.lsr").string(), config, seed, fresh.value(), {1, 0});
+      replay::Recorder<S>::create(std::make_unique<replay::MemorySink>(bytes), config, seed, fresh.value(),
+                                  replay::RecordOptions{.hash_every = 1, .keyframe_every = 0,
+                                                        .max_file_bytes = replay::k_max_bundle_replay_bytes,
+                                                        .phase_hashes_every = ProbedSimulation<S> ? 1u : 0u});
   if (!recorder) return recorder.error();
   const std::uint32_t players = fresh->simulation().players();
   std::vector<Input> inputs(players);
@@ -49,19 +57,38 @@ Result<std::string> write_desync_evidence(const std::string& dir, const std::str
     for (std::uint32_t p = 0; p < players; ++p) {
       inputs[p] = Input::from_bytes(std::span<const std::byte, k_bytes>(raw.data() + p * k_bytes, k_bytes)).value_or(Input{});
     }
-    if (!fresh->step(inputs)) break;
+    if (!recorder->step(fresh.value(), inputs)) break;
     if (Status recorded = recorder->record(fresh.value(), inputs); !recorded) return recorded.error();
   }
   if (Status finished = recorder->finish(); !finished) return finished.error();
-  std::ofstream snapshot(folder / "state.snapshot", std::ios::binary);
-  snapshot.write(reinterpret_cast<const char*>(own_state.data()), static_cast<std::streamsize>(own_state.size()));
+  return bytes;
+}
+
+/// Writes `dir/name/` with replay.lsr, state.snapshot and config.json from `evidence`; returns
+/// the folder.
+template <Simulation S>
+Result<std::string> write_desync_evidence(const std::string& dir, const std::string& name,
+                                          const typename S::Config& config, std::uint64_t seed,
+                                          const ParticipantEvidence& evidence, std::uint64_t desync_tick) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path folder = fs::path(dir) / name;
+  fs::create_directories(folder, error);
+  if (error) return fail("cannot create '", folder.string(), "': ", error.message());
+  const auto write_bytes = [](const fs::path& path, std::span<const std::byte> bytes) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    return static_cast<bool>(out);
+  };
+  const bool replay_written = write_bytes(folder / "replay.lsr", evidence.replay);
+  const bool state_written = write_bytes(folder / "state.snapshot", evidence.state);
   std::ofstream json(folder / "config.json");
   {
     cereal::JSONOutputArchive out(json);
     typename S::Config copy = config;
     out(cereal::make_nvp("config", copy), cereal::make_nvp("seed", seed), cereal::make_nvp("desync_tick", desync_tick));
   }
-  if (!snapshot || !json) return fail("cannot write the evidence in '", folder.string(), "'");
+  if (!replay_written || !state_written || !json) return fail("cannot write the evidence in '", folder.string(), "'");
   return folder.string();
 }
 

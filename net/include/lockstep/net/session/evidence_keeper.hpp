@@ -45,9 +45,28 @@ class EvidenceKeeper {
     return kept_.front().tick;
   }
 
-  /// Writes the evidence of a desync at `desync_tick` into `dir/name` (this participant's state
-  /// then, or its latest at `current_tick` if that is gone from the ring); returns the folder, or
-  /// why it could not be written.
+  /// This participant's evidence of a desync at `desync_tick`: a replay of the agreed inputs from
+  /// the latest state kept before it, and its own state then (or its latest, at `current_tick`,
+  /// if that is gone from the ring). Fails, saying why, when nothing kept shows the desync.
+  Result<ParticipantEvidence> evidence(const typename S::Config& config, std::uint64_t seed, const TickLog& ticks,
+                                       std::uint64_t desync_tick, std::uint64_t current_tick) const {
+    // The replay goes from the latest state kept before the desync.
+    const auto from = std::find_if(kept_.rbegin(), kept_.rend(), [&](const Kept& k) { return k.tick < desync_tick; });
+    if (from == kept_.rend()) {
+      // A late joiner whose start state is already past the desync has nothing to show of it.
+      return fail("the desync is at tick ", desync_tick, ", before this participant's earliest kept state, of tick ",
+                  kept_.front().tick);
+    }
+    Result<std::vector<std::byte>> replay =
+        evidence_replay<S>(config, seed, ticks, std::min(desync_tick, ticks.known_through()), from->snapshot);
+    if (!replay) return replay.error();
+    const std::uint64_t at = std::min(desync_tick, current_tick);
+    const std::uint64_t own = current_tick - at < k_ring ? at : current_tick;
+    return ParticipantEvidence{from->tick, std::move(replay).value(), ring_[own % k_ring]};
+  }
+
+  /// Writes the evidence of a desync at `desync_tick` into `dir/name` (as evidence() makes it);
+  /// returns the folder, or why it could not be written ("none: …").
   std::string write(const std::string& dir, const std::string& name, const typename S::Config& config,
                     std::uint64_t seed, const TickLog& ticks, std::uint64_t desync_tick, std::uint64_t current_tick) {
     // A session that keeps desyncing (resyncing) writes no more than a few folders.
@@ -55,19 +74,10 @@ class EvidenceKeeper {
       return "none: this participant has written " + std::to_string(k_max_folders) + " evidence folders already";
     }
     ++written_;
-    // The replay goes from the latest state kept before the desync.
-    const auto from = std::find_if(kept_.rbegin(), kept_.rend(), [&](const Kept& k) { return k.tick < desync_tick; });
-    if (from == kept_.rend()) {
-      // A late joiner whose start state is already past the desync has nothing to show of it.
-      return "none: the desync is at tick " + std::to_string(desync_tick) +
-             ", before this participant's earliest kept state, of tick " + std::to_string(kept_.front().tick);
-    }
-    const std::uint64_t at = std::min(desync_tick, current_tick);
-    const std::uint64_t own = current_tick - at < k_ring ? at : current_tick;
-    Result<std::string> evidence =
-        write_desync_evidence<S>(dir, name, config, seed, ticks, std::min(desync_tick, ticks.known_through()),
-                                 ring_[own % k_ring], desync_tick, from->snapshot);
-    return evidence ? evidence.value() : evidence.error().message;
+    Result<ParticipantEvidence> made = evidence(config, seed, ticks, desync_tick, current_tick);
+    if (!made) return "none: " + made.error().message;
+    Result<std::string> folder = write_desync_evidence<S>(dir, name, config, seed, *made, desync_tick);
+    return folder ? folder.value() : folder.error().message;
   }
 
  private:
