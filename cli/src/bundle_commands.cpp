@@ -7,6 +7,14 @@
 #include "lockstep/engine/hash_hex.hpp"
 
 namespace lockstep::cli::detail {
+namespace {
+
+/// A reported hash: whole, or the low half the wire carries.
+std::string reported_hash_text(std::uint64_t hash, std::uint8_t bits) {
+  return bits == 64 ? hash_hex(hash) : hash_hex(hash).substr(8) + " (its low 32 bits)";
+}
+
+}  // namespace
 
 replay::EvidenceBundle read_bundle_or_throw(const std::string& path) {
   Result<replay::EvidenceBundle> bundle = replay::read_bundle_file(path);
@@ -43,7 +51,8 @@ void info_bundle(const std::string& path, const replay::EvidenceBundle& bundle) 
               bundle.participants.size() - missing, missing);
   for (std::size_t i = 0; i < bundle.participants.size(); ++i) {
     const replay::BundleParticipant& p = bundle.participants[i];
-    const std::string hash = p.desync_hash ? hash_hex(*p.desync_hash) : std::string("(none reported)");
+    const std::string hash = p.desync_hash ? reported_hash_text(p.desync_hash->value, p.desync_hash->bits)
+                                           : std::string("(none reported)");
     std::string evidence;
     if (!p.present()) {
       evidence = "missing: " + replay::printable(p.missing);
@@ -61,13 +70,20 @@ bool BundleGroup::has(std::size_t index) const { return std::find(members.begin(
 
 std::vector<BundleGroup> group_by_state(const std::vector<std::optional<StateKey>>& keys, const replay::EvidenceBundle& bundle) {
   std::vector<BundleGroup> groups;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (!keys[i]) continue;
-    auto group = std::find_if(groups.begin(), groups.end(),
-                              [&](const BundleGroup& g) { return g.tick == keys[i]->tick && g.hash == keys[i]->hash; });
-    if (group == groups.end()) group = groups.insert(groups.end(), BundleGroup{keys[i]->tick, keys[i]->hash, {}});
-    group->members.push_back(i);
+  // Whole hashes first, so that a hash of 32 bits finds the group whose low half it is.
+  for (const std::uint8_t bits : {std::uint8_t{64}, std::uint8_t{32}}) {
+    const std::uint64_t mask = bits == 64 ? ~std::uint64_t{0} : 0xFFFFFFFFu;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (!keys[i] || keys[i]->bits != bits) continue;
+      auto group = std::find_if(groups.begin(), groups.end(), [&](const BundleGroup& g) {
+        return g.tick == keys[i]->tick && (g.hash & mask) == keys[i]->hash;
+      });
+      if (group == groups.end()) group = groups.insert(groups.end(), BundleGroup{keys[i]->tick, keys[i]->hash, {}, bits});
+      group->members.push_back(i);
+    }
   }
+  for (BundleGroup& g : groups) std::sort(g.members.begin(), g.members.end());
+  std::sort(groups.begin(), groups.end(), [](const BundleGroup& a, const BundleGroup& b) { return a.members[0] < b.members[0]; });
   // The host's group leads (participant 0's when the bundle lists no host).
   const auto host = std::find_if(bundle.participants.begin(), bundle.participants.end(),
                                  [](const replay::BundleParticipant& p) { return p.role == replay::ParticipantRole::host; });
@@ -99,7 +115,8 @@ std::size_t print_groups(const std::vector<BundleGroup>& groups, const replay::E
       if (!bundle.participants[i].present()) members += " as it reported (its evidence is missing)";
     }
     std::printf("group %zu%s: hash %s at tick %llu: %s\n", g + 1, groups[g].host ? " (the host's)" : "",
-                hash_hex(groups[g].hash).c_str(), static_cast<unsigned long long>(groups[g].tick), members.c_str());
+                reported_hash_text(groups[g].hash, groups[g].bits).c_str(), static_cast<unsigned long long>(groups[g].tick),
+                members.c_str());
   }
   std::size_t compared = 0;
   for (std::size_t i = 0; i < bundle.participants.size(); ++i) {

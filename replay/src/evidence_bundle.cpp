@@ -86,16 +86,20 @@ class BundleParser {
     BundleParticipant p;
     const std::uint8_t role = in_.u8();
     p.slot = in_.u32();
-    const std::uint8_t hash_known = in_.u8();
+    const std::uint8_t hash_bits = in_.u8();
     const std::uint64_t hash = in_.u64();
     p.missing = in_.text(k_max_text_bytes);
     const std::uint8_t present = in_.u8();
     if (!in_.ok()) return cut(who);
     if (role > static_cast<std::uint8_t>(ParticipantRole::spectator)) return fail(who, " has an unknown role ", unsigned{role});
     p.role = static_cast<ParticipantRole>(role);
-    if (hash_known > 1) return fail(who, "'s hash flag is ", unsigned{hash_known}, ", not 0 or 1");
-    if (hash_known == 1) p.desync_hash = hash;
-    if (hash_known == 0 && hash != 0) return fail(who, "'s hash is not known but is not 0");
+    if (hash_bits != 0 && hash_bits != 32 && hash_bits != 64) {
+      return fail(who, "'s hash has ", unsigned{hash_bits}, " bits, not 0, 32 or 64");
+    }
+    if ((hash_bits == 0 && hash != 0) || (hash_bits == 32 && hash > 0xFFFFFFFFu)) {
+      return fail(who, "'s hash ", hash, " does not fit its ", unsigned{hash_bits}, " bits");
+    }
+    if (hash_bits != 0) p.desync_hash = ReportedHash{hash, hash_bits};
     if (present > 1) return fail(who, "'s presence flag is ", unsigned{present}, ", not 0 or 1");
     if ((present == 1) != p.missing.empty()) {
       return fail(who, present == 1 ? " is present but says why it is missing" : " is missing but does not say why");
@@ -180,11 +184,11 @@ Result<std::vector<std::byte>> encode_bundle(const EvidenceBundle& bundle) {
     return fail("a bundle lists 1 to ", k_max_bundle_participants, " participants, not ", bundle.participants.size());
   }
   if (bundle.agreed_tick >= bundle.desync_tick) {
-    return fail("a bundle's agreed tick (", bundle.agreed_tick, ") comes before its desync tick (", bundle.desync_tick, ")");
+    return fail("a bundle's agreed tick (", bundle.agreed_tick, ") must come before its desync tick (", bundle.desync_tick, ")");
   }
   std::vector<std::byte> out;
   ByteWriter w(out);
-  w.bytes(std::as_bytes(std::span(k_bundle_magic.data(), k_bundle_magic.size())));
+  for (const char c : k_bundle_magic) w.u8(static_cast<std::uint8_t>(c));
   w.u32(k_bundle_version);
   w.u32(0);
   w.text(bundle.simulation);
@@ -198,8 +202,8 @@ Result<std::vector<std::byte>> encode_bundle(const EvidenceBundle& bundle) {
   for (const BundleParticipant& p : bundle.participants) {
     w.u8(static_cast<std::uint8_t>(p.role));
     w.u32(p.slot);
-    w.u8(p.desync_hash ? 1 : 0);
-    w.u64(p.desync_hash.value_or(0));
+    w.u8(p.desync_hash ? p.desync_hash->bits : 0);
+    w.u64(p.desync_hash ? p.desync_hash->value : 0);
     w.text(p.missing.substr(0, k_max_text_bytes));
     w.u8(p.present() ? 1 : 0);
     if (!p.present()) continue;

@@ -129,7 +129,9 @@ TEST_CASE("a bundle cut short or changed anywhere is refused in one line, and so
       {count_at, {4, 0, 0, 0}, "the bundle ends inside participant 3"},
       {first_role_at, {9}, "participant 0 has an unknown role 9"},
       {first_role_at + 1, {1, 0, 0, 0}, "participant 1 is a second player of slot 1"},
-      {first_role_at + 5, {2}, "participant 0's hash flag is 2"},
+      {first_role_at + 5, {2}, "participant 0's hash has 2 bits, not 0, 32 or 64"},
+      {first_role_at + 5, {32}, "participant 0's hash "},
+      {first_role_at + 5, {0}, "participant 0's hash "},
   };
   for (const Craft& c : crafts) {
     std::vector<std::byte> crafted = bytes;

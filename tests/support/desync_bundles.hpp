@@ -25,11 +25,12 @@ inline constexpr std::uint64_t k_bundle_desync_tick = 150;
 inline constexpr std::uint64_t k_bundle_last_tick = 160;
 
 /// A session of `participants` (the host, playing slot 0, then players) stepped to
-/// k_bundle_last_tick by hand, each participant with its own runner and EvidenceKeeper; those in `diverging` have
-/// body 1 nudged after stepping k_bundle_desync_tick (as --debug-perturb-tick does), those in `missing`
-/// send nothing. The bundle the host would write.
+/// k_bundle_last_tick by hand, each participant with its own runner and EvidenceKeeper; those in
+/// `diverging` have body 1 nudged after stepping k_bundle_desync_tick (as --debug-perturb-tick
+/// does), those in `missing` send nothing (the host knows the low 32 bits of their hashes). The
+/// bundle the host would write.
 inline replay::EvidenceBundle make_bundle(std::uint32_t participants, const std::set<std::uint32_t>& diverging,
-                                   const std::set<std::uint32_t>& missing = {}) {
+                                          const std::set<std::uint32_t>& missing = {}) {
   WorldConfig played = small_arena(60);
   played.players = participants;
   net::TickLog log(participants, ButtonInput::k_bytes);
@@ -69,8 +70,10 @@ inline replay::EvidenceBundle make_bundle(std::uint32_t participants, const std:
     replay::BundleParticipant p;
     p.role = i == 0 ? replay::ParticipantRole::host : replay::ParticipantRole::player;
     p.slot = i;
-    p.desync_hash = desync_hashes[i];
+    p.desync_hash = replay::ReportedHash{desync_hashes[i], 64};
     if (missing.contains(i)) {
+      // The host knows a missing participant's hash only as the wire carries it: its low 32 bits.
+      p.desync_hash = replay::ReportedHash{desync_hashes[i] & 0xFFFFFFFFu, 32};
       p.missing = "it sent nothing within 2,000 ms";
     } else {
       Result<net::ParticipantEvidence> evidence =

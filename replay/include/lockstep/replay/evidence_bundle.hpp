@@ -35,11 +35,18 @@ inline constexpr std::uint32_t k_no_bundle_slot = 0xFFFFFFFF;
 
 enum class ParticipantRole : std::uint8_t { host = 0, player = 1, spectator = 2 };
 
+/// A state hash as a participant reported it: whole, or the low 32 bits the wire carries.
+struct ReportedHash {
+  std::uint64_t value = 0;
+  std::uint8_t bits = 64;  ///< 32 or 64
+  friend bool operator==(const ReportedHash&, const ReportedHash&) = default;
+};
+
 /// One participant's evidence, or why it is missing.
 struct BundleParticipant {
   ParticipantRole role = ParticipantRole::player;
   std::uint32_t slot = k_no_bundle_slot;      ///< a player's slot (< k_max_replay_players), a playing host's too
-  std::optional<std::uint64_t> desync_hash;   ///< its state hash at the desync tick, when known
+  std::optional<ReportedHash> desync_hash;    ///< its state hash at the desync tick, when known
   std::string missing;                        ///< empty: present; else why its evidence is not here
   std::vector<std::byte> replay;              ///< present: its evidence replay, a replay file's bytes
   std::vector<std::byte> state;               ///< present: its state at the desync tick, a snapshot

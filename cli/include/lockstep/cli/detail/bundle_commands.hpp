@@ -62,15 +62,18 @@ struct BundleGroup {
   std::uint64_t tick = 0;
   std::uint64_t hash = 0;
   std::vector<std::size_t> members;  ///< participants' indices, ascending
+  std::uint8_t bits = 64;            ///< 32: only the low halves of reported hashes are known
   bool host = false;                 ///< the host's (participant 0's, without a host)
   [[nodiscard]] bool has(std::size_t index) const;
 };
 
 /// Each participant's state (tick, hash): computed from its state when present, as it reported
-/// it when missing (none: it reported nothing, and it is in no group).
+/// it when missing (none: it reported nothing, and it is in no group). A hash of 32 bits (the
+/// wire's) joins the group whose hash it is the low half of.
 struct StateKey {
   std::uint64_t tick = 0;
   std::uint64_t hash = 0;
+  std::uint8_t bits = 64;
 };
 
 /// The participants grouped by their state, the host's group first (participant 0's, without a
@@ -96,9 +99,11 @@ std::vector<std::optional<StateKey>> state_keys(const replay::EvidenceBundle& bu
       EvidenceState<S> state = participant_state<S>(bundle, i);
       keys[i] = StateKey{state.tick, Runner<S>(std::move(state.sim), state.tick).hash()};
       // Its state of the desync tick was gone (it sent its latest): placed by what it reported.
-      if (state.tick != bundle.desync_tick && p.desync_hash) keys[i] = StateKey{bundle.desync_tick, *p.desync_hash};
+      if (state.tick != bundle.desync_tick && p.desync_hash) {
+        keys[i] = StateKey{bundle.desync_tick, p.desync_hash->value, p.desync_hash->bits};
+      }
     } else if (p.desync_hash) {
-      keys[i] = StateKey{bundle.desync_tick, *p.desync_hash};
+      keys[i] = StateKey{bundle.desync_tick, p.desync_hash->value, p.desync_hash->bits};
     }
   }
   return keys;

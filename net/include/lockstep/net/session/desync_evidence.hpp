@@ -31,8 +31,9 @@ struct ParticipantEvidence {
 
 /// A replay of the agreed inputs in `ticks` through `last_tick`, re-simulated from `start_state`
 /// (a snapshot; empty: from the configuration and seed), as a replay file's bytes. It keeps the
-/// hashes of every tick's phases (a simulation that reports them): replays of two builds that
-/// simulate differently then show the substep and phase where they part.
+/// hashes of the phases of the last tick's step (a simulation that reports them): replays of two
+/// builds that simulate differently then show the substep and phase where they part. (Builds
+/// whose hashes agreed through the tick before it part in its step, so no earlier step is needed.)
 template <Simulation S>
 Result<std::vector<std::byte>> evidence_replay(const typename S::Config& config, std::uint64_t seed, const TickLog& ticks,
                                                std::uint64_t last_tick, std::span<const std::byte> start_state) {
@@ -44,11 +45,13 @@ Result<std::vector<std::byte>> evidence_replay(const typename S::Config& config,
     if (Status restored = fresh->restore(start_state); !restored) return restored.error();
   }
   std::vector<std::byte> bytes;
+  // Phase hashes of every multiple of last_tick: only last_tick itself lies in the replay.
+  const auto probed_tick = ProbedSimulation<S> && last_tick <= 0xFFFFFFFFu ? static_cast<std::uint32_t>(last_tick) : 0u;
   Result<replay::Recorder<S>> recorder =
       replay::Recorder<S>::create(std::make_unique<replay::MemorySink>(bytes), config, seed, fresh.value(),
                                   replay::RecordOptions{.hash_every = 1, .keyframe_every = 0,
                                                         .max_file_bytes = replay::k_max_bundle_replay_bytes,
-                                                        .phase_hashes_every = ProbedSimulation<S> ? 1u : 0u});
+                                                        .phase_hashes_every = probed_tick});
   if (!recorder) return recorder.error();
   const std::uint32_t players = fresh->simulation().players();
   std::vector<Input> inputs(players);
