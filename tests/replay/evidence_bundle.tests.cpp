@@ -186,6 +186,13 @@ TEST_CASE("info lists a bundle's participants, diff names exactly those that div
     CHECK(replayed.exit_code == 0);
     CHECK_THAT(replayed.last_line(), Catch::StartsWith("ok "));
   }
+  // A participant whose build steps the same inputs differently: its evidence replay parts from
+  // the host's inside the desync tick's step, and diff names where.
+  REQUIRE(replay::write_bundle_file(dir.file("builds.lsbundle"), make_bundle(3, {1}, {}, true)).ok());
+  const ProcessResult builds = run_process(k_lockstep, {"diff", dir.file("builds.lsbundle")});
+  CHECK(builds.exit_code == 1);
+  CHECK_THAT(builds.out, Catch::Contains("\n  their evidence replays part at tick 150, substep 3, after contacts\n"));
+
   // A host that sent nothing and reported no hash: the others are compared among themselves, and
   // the verdict is unverified (4), not "all agree".
   replay::EvidenceBundle hostless = make_bundle(3, {}, {0});

@@ -16,6 +16,7 @@
 #include "lockstep/net/session/evidence_keeper.hpp"
 #include "lockstep/replay/evidence_bundle.hpp"
 #include "bot_inputs.hpp"
+#include "nudged_world.hpp"
 #include "sessions.hpp"
 
 namespace lockstep::testing {
@@ -27,10 +28,12 @@ inline constexpr std::uint64_t k_bundle_last_tick = 160;
 /// A session of `participants` (the host, playing slot 0, then players) stepped to
 /// k_bundle_last_tick by hand, each participant with its own runner and EvidenceKeeper; those in
 /// `diverging` have body 1 nudged after stepping k_bundle_desync_tick (as --debug-perturb-tick
-/// does), those in `missing` send nothing (the host knows the low 32 bits of their hashes). The
-/// bundle the host would write.
+/// does), those in `missing` send nothing (the host knows the low 32 bits of their hashes). With
+/// `other_build`, the diverging ones' evidence replays are re-simulated by a build that steps
+/// differently (NudgedWorld, nudged in the desync tick's substep 3 after "contacts"). The bundle
+/// the host would write.
 inline replay::EvidenceBundle make_bundle(std::uint32_t participants, const std::set<std::uint32_t>& diverging,
-                                          const std::set<std::uint32_t>& missing = {}) {
+                                          const std::set<std::uint32_t>& missing = {}, bool other_build = false) {
   WorldConfig played = small_arena(60);
   played.players = participants;
   net::TickLog log(participants, ButtonInput::k_bytes);
@@ -81,6 +84,14 @@ inline replay::EvidenceBundle make_bundle(std::uint32_t participants, const std:
       REQUIRE(evidence.ok());
       p.replay = std::move(evidence->replay);
       p.state = std::move(evidence->state);
+      if (other_build && diverging.contains(i)) {
+        NudgedWorld::nudge() = Nudge{0, 2, "contacts", false, k_bundle_desync_tick, 0};
+        Result<std::vector<std::byte>> replay =
+            net::evidence_replay<NudgedWorld>(played, k_bundle_seed, log, k_bundle_desync_tick, {});
+        NudgedWorld::nudge() = Nudge{};
+        REQUIRE(replay.ok());
+        p.replay = std::move(replay).value();
+      }
     }
     bundle.participants.push_back(std::move(p));
   }
