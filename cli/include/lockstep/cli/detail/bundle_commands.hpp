@@ -145,17 +145,20 @@ void diff_bundle(const replay::EvidenceBundle& bundle, std::size_t max_fields, s
   }
 }
 
-/// `view BUNDLE`: which participant is shown beside the host's group's first: `--participant N`,
-/// or the first present participant outside that group.
+/// `view BUNDLE`: which participant is shown beside the host's group's first: `participant` when
+/// `chosen`, or the first present participant outside that group. (A flag and a number rather
+/// than an optional: g++ 12 at -O3 takes an optional's value for uninitialised here.)
 template <Simulation S>
-std::pair<std::size_t, std::size_t> view_pair(const replay::EvidenceBundle& bundle, std::optional<std::uint32_t> chosen) {
+std::pair<std::size_t, std::size_t> view_pair(const replay::EvidenceBundle& bundle, bool chosen, std::uint32_t participant) {
   const std::vector<BundleGroup> groups = group_by_state(state_keys<S>(bundle), bundle);
   const std::optional<std::size_t> reference = groups.empty() ? std::nullopt : first_present(groups[0], bundle);
   if (!reference) throw CommandError{"no participant of the host's group sent its evidence: nothing to show it by"};
   if (chosen) {
-    (void)participant_replay(bundle, *chosen);  // throws when missing
-    if (*chosen == *reference) throw CommandError{"--participant " + std::to_string(*chosen) + " is the one it is shown beside"};
-    return {*reference, *chosen};
+    (void)participant_replay(bundle, participant);  // throws when missing
+    if (participant == *reference) {
+      throw CommandError{"--participant " + std::to_string(participant) + " is the one it is shown beside"};
+    }
+    return {*reference, participant};
   }
   for (std::size_t g = 1; g < groups.size(); ++g) {
     if (const std::optional<std::size_t> member = first_present(groups[g], bundle)) return {*reference, *member};

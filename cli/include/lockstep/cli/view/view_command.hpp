@@ -331,9 +331,7 @@ ReplayView<S> open_view(const ViewOptions& options, bool evidence) {
 /// another's (view_pair), each replay with that participant's own state at the desync tick.
 template <Simulation S>
 ReplayView<S> open_bundle_view(const ViewOptions& options, const replay::EvidenceBundle& bundle) {
-  const std::optional<std::uint32_t> chosen =
-      options.participant_option->count() > 0 ? std::optional<std::uint32_t>(options.participant) : std::nullopt;
-  const auto [reference, other] = view_pair<S>(bundle, chosen);
+  const auto [reference, other] = view_pair<S>(bundle, options.participant_option->count() > 0, options.participant);
   std::vector<ViewWorld<S>> worlds;
   std::vector<EvidenceState<S>> states;
   for (const std::size_t index : {reference, other}) {
