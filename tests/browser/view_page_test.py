@@ -1,7 +1,7 @@
 """`lockstep view` in a real browser: the page at a fixed tick draws the bodies where the replay
 has them and reports the tick and hash that `lockstep run` computes in its own process; a seek
-answers; playing advances with interpolation; two desync evidence folders show the first
-divergent tick and highlight the body the field report names.
+answers; playing advances with interpolation; a desync's evidence bundle shows the first
+divergent tick and highlights the body the field report names.
 
 usage: view_page_test.py LOCKSTEP WORK_DIR [--docs DIR]   (--docs: also write docs/COMMANDS.md's pictures)
 """
@@ -157,24 +157,31 @@ def check_pixels(png, state, bodies):
           + (f"; not: {wrong[:3]}" if wrong else ""))
 
 
-def evidence_folders(lockstep, work):
-    """Two evidence folders of a real desync: a peer perturbed after tick 150 of a 3-process session."""
+def evidence_bundle(lockstep, work):
+    """The host's evidence bundle of a real desync (a peer perturbed after tick 150 of a 2-player
+    session), the host's own recording, and the desync tick."""
     folder = os.path.join(work, "evidence")
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.bind(("127.0.0.1", 0))
         port = str(s.getsockname()[1])
+    recording = os.path.join(work, "host-desync.lsr")
     common = ["--evidence-dir", folder]
     host = subprocess.Popen([lockstep, "host", "--open", "--port", port, "--players", "2", "--bot", "--ticks", "600", "--seed", "3",
-                             "--wait-timeout", "60", *common], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                             "--wait-timeout", "60", "--record", recording, *common], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
     peer = subprocess.Popen([lockstep, "join", f"127.0.0.1:{port}", "--bot", "--debug-perturb-tick", "150", *common],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     outs = [p.communicate(timeout=300)[0] for p in (host, peer)]
-    found = [line[len("evidence: "):] for out in outs for line in out.splitlines() if line.startswith("evidence: ")]
-    if len(found) != 2:
-        raise RuntimeError("the desync left no evidence: " + " / ".join(outs))
-    return found
+    found = [line[len("evidence: "):] for line in outs[0].splitlines() if line.startswith("evidence: ")]
+    if len(found) != 1 or not found[0].endswith(".lsbundle"):
+        raise RuntimeError("the desync left no bundle: " + " / ".join(outs))
+    info = run(lockstep, "info", found[0]).stdout
+    tick = re.search(r"desync at tick (\d+)", info)
+    if not tick:
+        raise RuntimeError("info names no desync tick: " + info)
+    return found[0], recording, tick.group(1)
 
 
 def main():
@@ -215,10 +222,8 @@ def main():
         code, _ = viewer.stop()
         check(code == 0, f"view stops on SIGINT with exit 0 ({code})")
 
-    folders = evidence_folders(lockstep, work)
-    config = json.load(open(os.path.join(folders[0], "config.json")))
-    desync_tick = str(config["desync_tick"])
-    with Viewer(lockstep, *folders) as viewer, Browser() as browser:
+    bundle, host_recording, desync_tick = evidence_bundle(lockstep, work)
+    with Viewer(lockstep, bundle) as viewer, Browser() as browser:
         state = open_at(browser, viewer.url, int(desync_tick))
         page = browser.evaluate("""({tick: document.getElementById('divergence-tick').textContent,
                                      fields: document.getElementById('divergence-fields').textContent,
@@ -227,7 +232,7 @@ def main():
               f"the evidence view names the first divergent tick {desync_tick} ({page['tick']})")
         check("body 1: state.vel_x[0]" in page["fields"], f"the evidence view lists body 1's vel_x ({page['fields'][:80]})")
         png = browser.screenshot(os.path.join(work, "view-evidence.png"))
-        _, evidence_bodies = bodies_at(lockstep, os.path.join(folders[0], "replay.lsr"), int(desync_tick))
+        _, evidence_bodies = bodies_at(lockstep, host_recording, int(desync_tick))
         x, y = screen(state, evidence_bodies["pos_x"][0], evidence_bodies["pos_y"][0])
         ring = evidence_bodies["radius"][0] * state["scale"] + 4
         pixels = [png.pixel(x + ring * math.cos(a / 8 * math.pi), y + ring * math.sin(a / 8 * math.pi)) for a in range(16)]

@@ -101,6 +101,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check((!same_layout || again.size() == datagram.size()) && state_piece_checksum(piece->bytes) == piece->checksum);
       }
       break;
+    case MessageType::evidence:
+      if (const Decoded<EvidencePiece> piece = read_evidence(datagram)) {
+        write_evidence(again, *header, *piece);
+        const Decoded<EvidencePiece> back = read_evidence(again);
+        check(back.ok() && back->offer == piece->offer && back->piece.offset == piece->piece.offset &&
+              back->piece.offset + back->piece.bytes.size() <= back->offer.bytes);
+      }
+      break;
+    case MessageType::evidence_ack:
+      if (const Decoded<EvidenceAck> ack = read_evidence_ack(datagram)) {
+        write_evidence_ack(again, *header, *ack);
+        const Decoded<EvidenceAck> back = read_evidence_ack(again);
+        check(back.ok() && back->tick == ack->tick && back->received == ack->received && back->held == ack->held);
+      }
+      break;
     case MessageType::challenge: (void)read_challenge(datagram); break;
     case MessageType::connect:
       // The clear part and the MAC; then the rest as though it had opened (its plaintext where

@@ -10,9 +10,11 @@
 #include <string>
 
 #include "lockstep/engine/rng.hpp"
+#include "lockstep/engine/snapshot.hpp"
 #include "lockstep/net/io/virtual_network.hpp"
 #include "process.hpp"
 #include "lockstep/net/session/virtual_sessions.hpp"
+#include "lockstep/replay/evidence_bundle.hpp"
 #include "virtual_session_configs.hpp"
 #include "walker_sim.hpp"
 
@@ -216,9 +218,19 @@ TEST_CASE("a desync under prediction is found on confirmed ticks, with evidence 
     const net::SessionResult& r = *group[i].session->result();
     CHECK(r.outcome == Outcome::desync);
     CHECK(r.desync_tick == 120);
-    CHECK(std::filesystem::exists(r.evidence + "/replay.lsr"));
-    CHECK(std::filesystem::exists(r.evidence + "/state.snapshot"));
   }
+  // The host's bundle holds both participants' evidence from their confirmed states.
+  Result<replay::EvidenceBundle> bundle = replay::read_bundle_file(group[0].session->result()->evidence);
+  REQUIRE(bundle.ok());
+  REQUIRE(bundle->participants.size() == 2);
+  for (const replay::BundleParticipant& p : bundle->participants) {
+    REQUIRE(p.present());
+    WalkerSim sim;
+    std::uint64_t tick = 0;
+    REQUIRE(decode_snapshot<WalkerSim>(p.state, sim, tick).ok());
+    CHECK(tick == 120);
+  }
+  CHECK(bundle->participants[0].desync_hash != bundle->participants[1].desync_hash);
 }
 
 TEST_CASE("a player whose steps cost too much for W + D + 1 of them to fit a tick predicts less far, and says so",

@@ -362,60 +362,55 @@ TEST_CASE("a peer killed mid-game is gone for the others, one that leaves on SIG
   CHECK(run_process(k_lockstep, {"replay", dir.file("leaver.lsr")}).exit_code == 0);
 }
 
-TEST_CASE("a perturbed peer makes every participant stop with the desync tick and evidence that "
-          "diff explains",
-          "[net][processes][desync]") {
+TEST_CASE("four players, one nudged at tick 300: everyone stops there, the host writes the one bundle, and "
+          "diff BUNDLE names that player and the field",
+          "[net][processes][desync][bundle]") {
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
-  RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "3", "--bot", "--ticks", "1200",
+  RunningProcess host(k_lockstep, {"host", "--open", "--port", port, "--players", "4", "--bot", "--ticks", "1200",
                                    "--evidence-dir", dir.path(), "--wait-timeout", k_wait_timeout_s});
   REQUIRE(host.wait_for("host: session"));
-  RunningProcess honest(k_lockstep, {"join", at, "--bot", "--evidence-dir", dir.path()});
-  RunningProcess perturbed(k_lockstep, {"join", at, "--bot", "--debug-perturb-tick", "150", "--evidence-dir", dir.path()});
-  std::vector<ProcessResult> results = {host.finish(), honest.finish(), perturbed.finish()};
-  std::vector<std::string> bundles;
-  for (const ProcessResult& r : results) {
+  RunningProcess first(k_lockstep, {"join", at, "--bot", "--evidence-dir", dir.path()});
+  RunningProcess nudged(k_lockstep, {"join", at, "--bot", "--debug-perturb-tick", "300", "--evidence-dir", dir.path()});
+  RunningProcess last(k_lockstep, {"join", at, "--bot", "--evidence-dir", dir.path()});
+  const std::vector<ProcessResult> results = {host.finish(), first.finish(), nudged.finish(), last.finish()};
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const ProcessResult& r = results[i];
     INFO(r.out << r.err);
     CHECK(r.exit_code == 1);
     const std::vector<std::string> lines = r.lines();
     REQUIRE(lines.size() >= 2);
-    CHECK(lines[lines.size() - 2] == "desync at tick 150");
-    REQUIRE(std::regex_match(lines.back(), std::regex("evidence: .*")));
-    bundles.push_back(lines.back().substr(std::string("evidence: ").size()));
-    CHECK(std::filesystem::exists(bundles.back() + "/replay.lsr"));
-    CHECK(std::filesystem::exists(bundles.back() + "/state.snapshot"));
-    CHECK(std::filesystem::exists(bundles.back() + "/config.json"));
+    CHECK(lines[lines.size() - 2] == "desync at tick 300");
+    if (i > 0) CHECK(lines.back() == "evidence: sent to the host, which writes the bundle");
   }
-  const ProcessResult diff = run_process(k_lockstep, {"diff", bundles[1], bundles[2]});
+  const std::string bundle = results[0].last_line().substr(std::string("evidence: ").size());
+  CHECK(std::filesystem::path(bundle).extension() == ".lsbundle");
+  // The bundle is the only file anyone wrote.
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    INFO(entry.path());
+    CHECK(entry.path().string() == bundle);
+    ++files;
+  }
+  CHECK(files == 1);
+  std::smatch slot;
+  REQUIRE(std::regex_search(results[2].out, slot, std::regex("as player ([0-9]+)")));
+  const std::string label = "(slot " + slot[1].str() + ")";
+
+  const ProcessResult info = run_process(k_lockstep, {"info", bundle});
+  INFO(info.out << info.err);
+  CHECK(info.exit_code == 0);
+  CHECK_THAT(info.out, Catch::Contains("participants 4: 4 with evidence, 0 missing"));
+  const ProcessResult diff = run_process(k_lockstep, {"diff", bundle});
   INFO(diff.out << diff.err);
   CHECK(diff.exit_code == 1);
-  CHECK_THAT(diff.out, Catch::StartsWith("first divergence at tick 150"));
-  CHECK_THAT(diff.out, Catch::Contains("state.vel_x[0] (body 1):"));
-  const ProcessResult same = run_process(k_lockstep, {"diff", bundles[0], bundles[1]});
-  CHECK(same.exit_code == 0);
-  // info describes an evidence folder and its snapshot: an honest participant's state at the
-  // desync tick has the hash its replay ends on; the perturbed one's does not.
-  const auto line_of = [](const ProcessResult& r, const std::string& head) {
-    for (const std::string& line : r.lines()) {
-      if (line.rfind(head, 0) == 0) return line.substr(head.size());
-    }
-    return std::string();
-  };
-  for (std::size_t i : {std::size_t{1}, std::size_t{2}}) {
-    const ProcessResult info = run_process(k_lockstep, {"info", bundles[i]});
-    INFO(info.out << info.err);
-    CHECK(info.exit_code == 0);
-    CHECK_THAT(info.out, Catch::Contains(": desync at tick 150"));
-    CHECK(line_of(info, "tick        ") == "150");
-    const std::string end_hash = line_of(info, "end         tick 150 hash ");
-    REQUIRE(end_hash.size() == 16);
-    CHECK((line_of(info, "hash        ") == end_hash) == (i == 1));
-  }
-  const ProcessResult fields = run_process(k_lockstep, {"info", bundles[2] + "/state.snapshot", "--fields"});
-  CHECK(fields.exit_code == 0);
-  CHECK(std::regex_search(fields.out, std::regex("\\nstate\\.vel_x\\[0\\] -?[0-9.e+-]+\\n")));
-  const ProcessResult replay = run_process(k_lockstep, {"replay", bundles[2] + "/replay.lsr"});
+  std::smatch second;
+  REQUIRE(std::regex_search(diff.out, second, std::regex("\\ngroup 2: hash [0-9a-f]{16} at tick 300: (#[0-9]+ \\([^)]*\\))\\n")));
+  CHECK_THAT(second[1].str(), Catch::EndsWith(label));
+  CHECK_THAT(diff.out, Catch::Contains("fields that differ at tick 300:\n  state.vel_x[0] (body 1):"));
+  const std::string index = second[1].str().substr(1, second[1].str().find(' ') - 1);
+  const ProcessResult replay = run_process(k_lockstep, {"replay", bundle, "--participant", index});
   CHECK(replay.exit_code == 0);
 }
 

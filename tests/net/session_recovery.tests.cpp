@@ -10,6 +10,7 @@
 #include "lockstep/engine/world.hpp"
 #include "lockstep/net/credentials/reconnect_key.hpp"
 #include "lockstep/net/session/session.hpp"
+#include "lockstep/replay/evidence_bundle.hpp"
 #include "lockstep/replay/player.hpp"
 #include "lockstep/replay/replay_file.hpp"
 #include "process.hpp"
@@ -390,8 +391,16 @@ TEST_CASE("a long session holds a bounded window of ticks, and a desync late in 
     const net::SessionResult& r = *group[i].session->result();
     CHECK(r.outcome == Outcome::desync);
     CHECK(r.desync_tick == 8500);
-    // The evidence's replay starts from the state kept at tick 8,192 and verifies to the desync.
-    Result<replay::ReplayFile> file = replay::read_replay_file(r.evidence + "/replay.lsr");
+  }
+  // Everyone's evidence replay, in the host's bundle, starts from the state kept at tick 8,192
+  // and verifies to the desync.
+  Result<replay::EvidenceBundle> bundle = replay::read_bundle_file(group[0].session->result()->evidence);
+  REQUIRE(bundle.ok());
+  REQUIRE(bundle->participants.size() == 3);
+  for (const replay::BundleParticipant& p : bundle->participants) {
+    INFO(replay::participant_name(p) << ": " << p.missing);
+    REQUIRE(p.present());
+    Result<replay::ReplayFile> file = replay::parse_replay(p.replay);
     REQUIRE(file.ok());
     Result<replay::Player<WalkerSim>> player = replay::Player<WalkerSim>::open(std::move(file).value(), false);
     REQUIRE(player.ok());

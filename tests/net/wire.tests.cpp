@@ -254,6 +254,33 @@ TEST_CASE("every message round-trips through its writer and reader", "[net][wire
     out.back() = std::byte{k_max_input_delay + 1};
     CHECK(read_start(out).drop == DropReason::malformed);
   }
+  SECTION("evidence pieces and their acknowledgement") {
+    const std::vector<std::byte> piece(k_state_piece_bytes, std::byte{5});
+    const StateOffer offer{300, 3 * k_state_piece_bytes, 0xABCDEF};
+    write_evidence(out, k_header, {offer, {k_state_piece_bytes, state_piece_checksum(piece), piece}});
+    const Decoded<EvidencePiece> back = read_evidence(out);
+    REQUIRE(back.ok());
+    CHECK(back->offer == offer);
+    CHECK(back->piece.offset == k_state_piece_bytes);
+    CHECK(back->piece.bytes.size() == k_state_piece_bytes);
+    // Outside the evidence it announces, over the bound, of tick 0, or not what its checksum says.
+    write_evidence(out, k_header, {{300, 1500, 1}, {k_state_piece_bytes, state_piece_checksum(piece), piece}});
+    CHECK(read_evidence(out).drop == DropReason::malformed);
+    write_evidence(out, k_header, {{300, k_max_evidence_bytes + 1, 1}, {0, state_piece_checksum(piece), piece}});
+    CHECK(read_evidence(out).drop == DropReason::malformed);
+    write_evidence(out, k_header, {{0, 3 * k_state_piece_bytes, 1}, {0, state_piece_checksum(piece), piece}});
+    CHECK(read_evidence(out).drop == DropReason::malformed);
+    write_evidence(out, k_header, {offer, {0, state_piece_checksum(piece) ^ 1u, piece}});
+    CHECK(read_evidence(out).drop == DropReason::bad_checksum);
+    write_evidence_ack(out, k_header, {300, 2 * k_state_piece_bytes, 0b101});
+    const Decoded<EvidenceAck> ack = read_evidence_ack(out);
+    REQUIRE(ack.ok());
+    CHECK(ack->tick == 300);
+    CHECK(ack->received == 2 * k_state_piece_bytes);
+    CHECK(ack->held == 0b101);
+    write_evidence_ack(out, k_header, {300, k_max_evidence_bytes + 1, 0});
+    CHECK(read_evidence_ack(out).drop == DropReason::malformed);
+  }
   SECTION("state pieces and their acknowledgement") {
     const std::vector<std::byte> piece(k_state_piece_bytes, std::byte{3});
     write_state(out, k_header, {2 * k_state_piece_bytes, state_piece_checksum(piece), piece});
@@ -726,8 +753,10 @@ TEST_CASE("every seed of the datagram decoder's fuzz corpus is a message of this
       case MessageType::bye: read = read_bye(datagram).ok(); break;
       case MessageType::state: read = read_state(datagram).ok(); break;
       case MessageType::path: read = read_path(datagram).ok(); break;
+      case MessageType::evidence: read = read_evidence(datagram).ok(); break;
+      case MessageType::evidence_ack: read = read_evidence_ack(datagram).ok(); break;
     }
     CHECK(read);
   }
-  CHECK(types.size() == 11);  // one seed at least of every message type
+  CHECK(types.size() == 13);  // one seed at least of every message type
 }

@@ -95,6 +95,7 @@ void HostProtocol::receive(const Endpoint& from, std::span<const std::byte> data
       depart(*c, Departure::said_goodbye);
       return forget_departed();
     case MessageType::update: return handle_update(*c, scratch_, number, now);
+    case MessageType::evidence: return handle_evidence(*c, scratch_);
     default: return drop(DropReason::unexpected_type);
   }
 }
@@ -393,13 +394,7 @@ void HostProtocol::poll_state(Instant now) {
     case HostState::waiting: return poll_waiting(now);
     case HostState::countdown: return poll_countdown(now);
     case HostState::running: return poll_running(now);
-    case HostState::ending:
-      if (now >= next_send()) {
-        send_to_all(now);
-        sent(now, now + tick_period());
-      }
-      if (now - *ending_since_ >= config_.desync_grace) finish(Outcome::desync, {});
-      return;
+    case HostState::ending: return poll_ending(now);
     case HostState::ended: return;
   }
 }
@@ -473,6 +468,7 @@ void HostProtocol::poll_running(Instant now) {
   if (desync_tick() != 0 && !config_.resync) {
     state_ = HostState::ending;
     ending_since_ = now;
+    expect_evidence();
     emit(event::Desync{desync_tick()});
     return poll_state(now);
   }

@@ -95,6 +95,13 @@ void PeerProtocol::receive(const Endpoint& from, std::span<const std::byte> data
       return;
     case MessageType::relay: return handle_relay(datagram, now);
     case MessageType::state: return handle_state(datagram);
+    case MessageType::evidence_ack:
+      if (const Decoded<EvidenceAck> a = read_evidence_ack(datagram); !a) {
+        drop(a.drop);
+      } else {
+        evidence_.take_ack(*a, now);
+      }
+      return;
     case MessageType::path:
       if (const Decoded<PathChallenge> p = read_path(datagram); !p) {
         drop(p.drop);
@@ -416,7 +423,7 @@ void PeerProtocol::poll(Instant now) {
     if (now >= next_send()) send_hello(now);
     return;
   }
-  if (desync_tick() != 0 && !resyncs()) return stop(Outcome::desync, {});
+  if (desync_tick() != 0 && !resyncs()) return poll_desync(now);
   // A host that has gone (or said goodbye) ends the session here, unless every tick (and a late
   // joiner's state) is already in hand and this participant can finish on its own.
   const bool all_in_hand = ticks().known_through() >= parameters().end_tick && incoming_.all_received();
@@ -510,6 +517,42 @@ void PeerProtocol::send_update(Instant now) {
   if (RttMeter::timing_due(sends_++)) u.timing = rtt_.outgoing(now);
   if (path_response_ && now < path_response_until_) u.path_response = path_response_;
   send_sealed(MessageType::update, [&](std::vector<std::byte>& out, const Header& h) { write_update(out, h, u, bytes); });
+}
+
+void PeerProtocol::provide_evidence(std::uint64_t desync_tick, std::vector<std::byte> evidence, Instant now) {
+  if (state_ == PeerState::ended || desync_tick != this->desync_tick() || evidence.empty() ||
+      evidence.size() > k_max_evidence_bytes) {
+    return;
+  }
+  evidence_tick_ = desync_tick;
+  evidence_.start(desync_tick, std::move(evidence), now, config_.timeout_after);
+}
+
+void PeerProtocol::poll_desync(Instant now) {
+  if (!desync_seen_) desync_seen_ = now;
+  // The host ends the session once it holds everyone's evidence (or has waited for it), and says
+  // goodbye: a participant stays until then, so that it can send its evidence again should the
+  // desync tick move earlier. It stops sooner when the host is silent, when the session gave it
+  // no evidence to send within the timeout, or when its evidence cannot get through.
+  const bool host_gone = host_left_ || now - last_heard_ > config_.timeout_after;
+  const bool answered = evidence_tick_ == desync_tick();
+  const bool unanswered_too_long = !answered && now - *desync_seen_ > config_.timeout_after;
+  const bool stuck = answered && !evidence_.done() && !evidence_.refused() && !evidence_.sending(now, config_.timeout_after);
+  if (host_gone || unanswered_too_long || stuck) return stop(Outcome::desync, {});
+  if (!answered) {
+    // Still stepping to the desync tick: its hashes on the way can show an earlier one.
+    if (send_due(now)) {
+      send_update(now);
+      sent(now, now + 2 * tick_period());
+    }
+    return;
+  }
+  if (now < next_send()) return;
+  send_update(now);  // its hashes through the desync tick, with the pieces
+  for (const EvidencePiece& piece : evidence_.due(now, rtt_.median_ms(), config_.timeout_after)) {
+    send_sealed(MessageType::evidence, [&](std::vector<std::byte>& out, const Header& h) { write_evidence(out, h, piece); });
+  }
+  sent(now, now + std::chrono::milliseconds(10));
 }
 
 void PeerProtocol::say_goodbye() {

@@ -25,6 +25,7 @@
 #include "lockstep/net/host/delay_controller.hpp"
 #include "lockstep/net/host/input_assembly.hpp"
 #include "lockstep/net/host/host_gate.hpp"
+#include "lockstep/net/host/evidence_collector.hpp"
 #include "lockstep/net/host/state_sender.hpp"
 #include "lockstep/net/protocol/lockstep_protocol.hpp"
 #include "lockstep/net/session/session_config.hpp"
@@ -45,9 +46,16 @@ struct HostProtocolConfig : HostSettings {
   /// Whether bytes are a valid Input (else the neutral one is used and the drop counted).
   bool (*valid_input)(std::span<const std::byte>) = nullptr;
   std::chrono::milliseconds desync_grace{400};    ///< tell everyone of a desync this long, then stop
+  /// After a desync, wait this long for every participant's evidence (then the bundle names those
+  /// missing); longer while evidence is still arriving, up to k_evidence_wait_factor times.
+  std::chrono::milliseconds evidence_wait{3000};
 };
 
 enum class HostState : std::uint8_t { waiting, countdown, running, ending, ended };
+
+/// How much longer than HostProtocolConfig::evidence_wait the host waits for evidence that is
+/// still arriving (a large state through a slow path).
+inline constexpr int k_evidence_wait_factor = 10;
 
 /// An address that has not proven it receives for a connection gets at most this many times the
 /// bytes that came from it (QUIC's bound, RFC 9000 §8): path challenges, nothing else.
@@ -90,6 +98,9 @@ class HostProtocol final : public LockstepProtocol {
   void provide_state(std::uint64_t tick, std::vector<std::byte> snapshot, std::uint64_t hash, Instant now) override;
   [[nodiscard]] bool is_host() const override { return true; }
   [[nodiscard]] PathChallengeCounts path_challenges() const override { return path_challenges_; }
+  /// Once the session has ended with a desync: every other participant's evidence of it (handed
+  /// over), or why it is missing (the host's own is the session's).
+  std::vector<CollectedEvidence> take_collected_evidence() { return evidence_.take_collected(config_.evidence_wait.count()); }
   [[nodiscard]] std::vector<DecidedInputs> decided_inputs() const override {
     return {decided_.begin(), decided_.begin() + config_.players};
   }
@@ -166,6 +177,12 @@ class HostProtocol final : public LockstepProtocol {
   void activate(Connection& c);
   void welcome(Connection& c, Instant now);
   void refuse(const Endpoint& from, std::uint64_t nonce, const Refusal& refusal, const ConnectionKeys& keys);
+  // Desync evidence (host_protocol_evidence.cpp).
+  /// The participants of the desync (every connection not gone) are to send their evidence of it.
+  void expect_evidence();
+  void handle_evidence(Connection& c, std::span<const std::byte> datagram);
+  /// A session that desynced tells everyone for the grace, collects the evidence, then ends.
+  void poll_ending(Instant now);
   // Hashes.
   void compare_hashes(Connection& c);
   void diverged(Connection& c, std::uint64_t tick);
@@ -236,6 +253,7 @@ class HostProtocol final : public LockstepProtocol {
   HostGate gate_;  ///< everything before a connection exists; Admission's places and numbers
   InputAssembly inputs_;
   StateSender state_sender_;
+  EvidenceCollector evidence_;
   DelayController delay_;
   ClockPhases phases_;  ///< with prediction: the players' clocks against the host's
   std::vector<Connection> connections_;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/net/peer/evidence_upload.hpp"
 #include "lockstep/net/peer/state_receiver.hpp"
 #include "lockstep/net/protocol/lockstep_protocol.hpp"
 #include "lockstep/net/session/session_config.hpp"
@@ -78,6 +79,13 @@ class PeerProtocol final : public LockstepProtocol {
   /// Pieces that still arrive are acknowledged. After a resync, the hashes after the state's tick
   /// are forgotten, to be stepped again.
   void state_taken() override;
+  /// Its evidence of the desync, to send to the host before it stops (a session that stops at a
+  /// desync). It stops once the host has ended (its bye), or has been silent for the timeout, or
+  /// the evidence cannot get through (its transfer's deadline).
+  void provide_evidence(std::uint64_t desync_tick, std::vector<std::byte> evidence, Instant now) override;
+  /// The host holds its evidence of the desync whole; or refused it.
+  [[nodiscard]] bool evidence_sent() const { return evidence_.done(); }
+  [[nodiscard]] bool evidence_refused() const { return evidence_.refused(); }
 
  private:
   void handle_handshake(const Header& h, std::span<const std::byte> datagram, Instant now);
@@ -100,6 +108,8 @@ class PeerProtocol final : public LockstepProtocol {
     protection_->seal(out, k_sealed_header_bytes);
   }
   void send_update(Instant now);
+  /// A session that stops at a desync: its evidence goes to the host, then it stops.
+  void poll_desync(Instant now);
   void say_goodbye();
   /// Ends the protocol with `outcome`, and says so with its event.
   void stop(Outcome outcome, std::string message);
@@ -147,6 +157,9 @@ class PeerProtocol final : public LockstepProtocol {
   std::string advisory_refusal_;  ///< a refusal anyone could have forged: said only on a timeout
   std::uint32_t sends_ = 0;
   StateReceiver incoming_;  ///< a late joiner's or a resync's state on its way
+  EvidenceUpload evidence_;  ///< its evidence of a desync, on its way to the host
+  std::optional<Instant> desync_seen_;  ///< when it learnt of the desync (a session that stops)
+  std::uint64_t evidence_tick_ = 0;     ///< the desync its evidence (on its way) is of
   bool resyncing_ = false;  ///< the state on its way (or taken) is a resync's, not a late start's
   std::uint64_t reconnect_key_ = 0;
   RttMeter rtt_;

@@ -33,10 +33,12 @@ struct StateReceived {
   std::vector<std::byte> bytes;
 };
 
-/// A session that resyncs desynced at `desync_tick` and goes on: each participant leaves its
-/// evidence of that tick.
+/// The session desynced at `desync_tick`. One that resyncs goes on: each participant leaves its
+/// evidence of that tick. One that stops (`send`): a joiner answers with
+/// LockstepProtocol::provide_evidence, the host keeps its own for the bundle it writes.
 struct EvidenceDue {
   std::uint64_t desync_tick = 0;
+  bool send = false;
 };
 
 }  // namespace request

@@ -6,8 +6,10 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <cereal/archives/json.hpp>
@@ -28,6 +30,20 @@ struct ParticipantEvidence {
   std::vector<std::byte> replay; ///< a replay file's bytes: the agreed inputs from from_tick on
   std::vector<std::byte> state;  ///< its own state at the desync tick (or its latest), a snapshot
 };
+
+/// Evidence as a joiner sends it to the host: what it holds, or why it has none. Encoded: a kind
+/// (u8: 1 evidence, 0 none); then for evidence its replay's first tick (u64), the replay (u32
+/// length and bytes) and the state (the rest); for none, why (the rest, text).
+struct SentEvidence {
+  std::optional<ParticipantEvidence> evidence;
+  std::string none;  ///< why there is none
+};
+std::vector<std::byte> encode_evidence(const ParticipantEvidence& evidence);
+std::vector<std::byte> encode_no_evidence(std::string_view why);
+/// Decodes what a participant sent (untrusted: every length bounded, the replay at most
+/// k_max_bundle_replay_bytes, the state at most k_max_snapshot_bytes, the reason at most
+/// k_max_text_bytes); the fault in one line.
+Result<SentEvidence> decode_evidence(std::span<const std::byte> bytes);
 
 /// A replay of the agreed inputs in `ticks` through `last_tick`, re-simulated from `start_state`
 /// (a snapshot; empty: from the configuration and seed), as a replay file's bytes. It keeps the

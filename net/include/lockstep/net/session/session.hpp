@@ -33,6 +33,7 @@
 #include "lockstep/engine/simulation.hpp"
 #include "lockstep/net/host/host_protocol.hpp"
 #include "lockstep/net/peer/peer_protocol.hpp"
+#include "lockstep/net/session/desync_bundle.hpp"
 #include "lockstep/net/session/evidence_keeper.hpp"
 #include "lockstep/net/session/join_timeline.hpp"
 #include "lockstep/net/session/net_stats.hpp"
@@ -295,8 +296,7 @@ class Session {
     perturb_tick_ = tick;
     perturb_ = std::move(perturb);
   }
-  /// Test only (the sync test through a session): with prediction, rebuild the predicted state
-  /// from the confirmed one at every update(), whether the prediction was right or not.
+  /// Test only (the sync test): with prediction, rebuild the predicted state at every update().
   void debug_force_rollback(bool on) { predicted_.set_force_rollback(on); }
 
  private:
@@ -334,6 +334,7 @@ class Session {
     if (!predicting()) pacing_.take_due();
     if (predicted_.reach(next)) note_shown();
     note_catch_up();
+    send_pending_evidence();
     // A player that joined under way plays once it steps the first tick of its own inputs.
     if (!timeline_.playing_at && is_player() && next == protocol_->own_inputs_from() && next > parameters().input_delay + 1) {
       timeline_.playing_at = now_;
@@ -370,9 +371,8 @@ class Session {
     return true;
   }
 
-  /// A step that began at `began` ended now: its cost joins the mean (StepCostMeter), and with
-  /// prediction the window in force becomes what fits a tick (a frame's work is at most W + D + 1
-  /// steps).
+  /// A step that began at `began` ended now: its cost joins the mean (StepCostMeter); with
+  /// prediction the window becomes what fits a tick (a frame's work is at most W + D + 1 steps).
   void note_step_cost(Instant began) {
     if (!step_cost_.end(began)) return;
     if (!predicting() || step_cost_.mean_us() <= 0) return;
@@ -456,13 +456,17 @@ class Session {
     return true;
   }
 
-  /// Resyncing: the session desynced (again) at `desync_tick` and goes on. Each participant leaves
-  /// its evidence of that tick, and says so with an event.
+  /// A desync at `desync_tick`. Stopping: a joiner sends its evidence to the host (which writes its
+  /// own into the bundle). Resyncing: each participant leaves its evidence, says so, and goes on.
   bool answer(request::EvidenceDue& due, Instant now) {
-    if (!runner_) return true;  // nothing stepped here yet: no evidence to leave
-    resync_.desynced(now);
     const std::uint64_t t = due.desync_tick;
-    events_.push_back(event::DesyncRecorded{t, write_evidence(t, "-at-" + std::to_string(t))});
+    if (due.send && !protocol_->is_host()) {
+      pending_evidence_.due(t);
+      send_pending_evidence();
+    } else if (!due.send && runner_) {  // nothing stepped here yet: no evidence to leave
+      resync_.desynced(now);
+      events_.push_back(event::DesyncRecorded{t, write_evidence(t)});
+    }
     return true;
   }
 
@@ -544,19 +548,23 @@ class Session {
     }
     if (outcome == Outcome::desync && runner_) {
       r.desync_tick = protocol_->desync_tick();
-      r.evidence = write_evidence(r.desync_tick, "");
+      r.evidence = stopped_at_desync<S>(*protocol_, evidence_dir_, [&] { return own_evidence(r.desync_tick); });
     }
     finish(std::move(r));
   }
 
-  /// Writes this participant's evidence of a desync at `desync_tick` (its state then, or its
-  /// latest if that is gone from the ring); returns the folder, or why it could not be written.
-  std::string write_evidence(std::uint64_t desync_tick, const std::string& suffix) {
-    const std::string who = protocol_->is_host()               ? "host"
-                            : parameters().slot == k_no_slot ? "spectator"
-                                                               : "slot" + std::to_string(parameters().slot);
-    return evidence_.write(evidence_dir_, "lockstep-desync-" + hash_hex(parameters().session) + "-" + who + suffix,
-                           config_, seed_, protocol_->ticks(), desync_tick, tick());
+  /// This participant's evidence of a desync at `desync_tick` (its state then, or its latest).
+  Result<ParticipantEvidence> own_evidence(std::uint64_t desync_tick) const {
+    return evidence_.evidence(config_, seed_, protocol_->ticks(), desync_tick, tick());
+  }
+  void send_pending_evidence() {
+    pending_evidence_.send_when_ready(*protocol_, runner_.has_value(), tick(), [this](auto t) { return own_evidence(t); }, now_);
+  }
+
+  /// Resyncing: writes its evidence of the desync at `desync_tick` into a folder (or says why not).
+  std::string write_evidence(std::uint64_t desync_tick) {
+    return evidence_.write(evidence_dir_, evidence_folder_name(*protocol_, desync_tick), config_, seed_, protocol_->ticks(),
+                           desync_tick, tick());
   }
 
   void finish(SessionResult r) {
@@ -577,6 +585,7 @@ class Session {
   PredictedPresent<S> predicted_;
   StepCostMeter step_cost_;
   EvidenceKeeper<S> evidence_;
+  PendingEvidence pending_evidence_;
   ResyncRecord resync_;
   JoinTimeline timeline_;
   std::uint64_t state_bytes_ = 0;  ///< the state a late joiner started from, or the host last sent

@@ -29,9 +29,9 @@ inline constexpr std::size_t k_packet_tag_bytes = 16;
 inline constexpr std::size_t k_key_exchange_bytes = 32;  ///< a public key, a secret key, a seed
 
 inline constexpr std::size_t k_credential_secret_bytes = 32;
-/// The protocol's magic ("LK") and version (13, k_protocol_version): authenticated before every sealed datagram's own
+/// The protocol's magic ("LK") and version (14, k_protocol_version): authenticated before every sealed datagram's own
 /// header as associated data, though a sealed datagram does not carry them.
-inline constexpr std::array<std::byte, 3> k_protocol_context = {std::byte{0x4C}, std::byte{0x4B}, std::byte{13}};
+inline constexpr std::array<std::byte, 3> k_protocol_context = {std::byte{0x4C}, std::byte{0x4B}, std::byte{14}};
 /// The longest header sealing authenticates (a connect's clear part with a token).
 inline constexpr std::size_t k_max_authenticated_header = 256;
 

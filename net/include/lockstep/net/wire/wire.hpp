@@ -1,5 +1,5 @@
 #pragma once
-/// The lockstep datagram protocol, version 13 (net/PROTOCOL.md describes every byte): one function
+/// The lockstep datagram protocol, version 14 (net/PROTOCOL.md describes every byte): one function
 /// per message type that writes it and one that reads it, with explicit, bounded little-endian
 /// parsing. Nothing outside this header and net/src/wire/ knows an offset.
 ///
@@ -31,7 +31,7 @@
 namespace lockstep::net {
 
 inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
-inline constexpr std::uint8_t k_protocol_version = 13;
+inline constexpr std::uint8_t k_protocol_version = 14;
 /// The header of a clear message, and of a sealed one.
 inline constexpr std::size_t k_header_bytes = 7;
 inline constexpr std::size_t k_sealed_header_bytes = 5;
@@ -79,6 +79,13 @@ inline constexpr std::uint32_t k_max_spectators = 16;
 inline constexpr std::uint64_t k_max_state_transfer_bytes = std::uint64_t{64} << 20;
 inline constexpr std::size_t k_state_piece_bytes = 1024;
 inline constexpr std::uint32_t k_state_window_pieces = 64;
+/// A participant's evidence of a desync (its evidence replay and its state, sent to the host in
+/// pieces as a state is) is at most this large; and all the evidence a host holds at once.
+inline constexpr std::uint64_t k_max_evidence_bytes = std::uint64_t{16} << 20;
+inline constexpr std::uint64_t k_max_evidence_held_bytes = std::uint64_t{256} << 20;
+/// An evidence acknowledgement's `held` when the host refuses the evidence (no piece lies past
+/// its end, so a true acknowledgement of all of it holds no bit).
+inline constexpr std::uint64_t k_evidence_refused = ~std::uint64_t{0};
 
 enum class MessageType : std::uint8_t {
   hello = 1,      ///< joiner → host, in clear: its nonce (asks for a challenge)
@@ -94,7 +101,9 @@ enum class MessageType : std::uint8_t {
   /// host → joiner, to an address its datagrams came from that is not its connection's: a path
   /// challenge, which only a receiver there can read and echo (nothing else goes there unproven)
   path = 11,
-  last = path,
+  evidence = 12,      ///< participant → host: a piece of its evidence of a desync
+  evidence_ack = 13,  ///< host → participant: what it holds of that evidence
+  last = evidence_ack,
 };
 
 /// Whether a message travels sealed, with the short header (every one but the handshake's first
@@ -354,6 +363,22 @@ struct StatePiece {
 /// The checksum of a state piece.
 std::uint32_t state_piece_checksum(std::span<const std::byte> bytes);
 
+/// A piece of a participant's evidence of the desync at `offer.tick` (`offer.bytes` long in all,
+/// whose XXH3-64 is `offer.hash`): the bytes at `piece.offset`, as a state's piece.
+struct EvidencePiece {
+  StateOffer offer;
+  StatePiece piece;
+};
+
+/// What the host holds of a participant's evidence of the desync at `tick`: the first `received`
+/// bytes, and of the next k_state_window_pieces pieces those whose bit is set in `held`. All of it
+/// (`received` its size) with every bit of `held` set: refused (k_evidence_refused).
+struct EvidenceAck {
+  std::uint64_t tick = 0;
+  std::uint64_t received = 0;
+  std::uint64_t held = 0;
+};
+
 /// A decoded message, or why the datagram is dropped.
 template <class T>
 struct Decoded {
@@ -395,6 +420,8 @@ void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, c
 void write_bye(std::vector<std::byte>& out, const Header& h, const Bye& m);
 void write_path(std::vector<std::byte>& out, const Header& h, const PathChallenge& m);
 void write_state(std::vector<std::byte>& out, const Header& h, const StatePiece& m);
+void write_evidence(std::vector<std::byte>& out, const Header& h, const EvidencePiece& m);
+void write_evidence_ack(std::vector<std::byte>& out, const Header& h, const EvidenceAck& m);
 
 /// Reads and checks the header (size bounds; the magic and version of a clear one; the type).
 Decoded<Header> read_header(std::span<const std::byte> datagram);
@@ -430,5 +457,9 @@ Decoded<Bye> read_bye(std::span<const std::byte> datagram);
 Decoded<PathChallenge> read_path(std::span<const std::byte> datagram);
 /// Checks the bounds and the checksum; whether the piece fits the transfer is the joiner's to say.
 Decoded<StatePiece> read_state(std::span<const std::byte> datagram);
+/// Checks the bounds (the evidence at most k_max_evidence_bytes, the piece inside it) and the
+/// checksum.
+Decoded<EvidencePiece> read_evidence(std::span<const std::byte> datagram);
+Decoded<EvidenceAck> read_evidence_ack(std::span<const std::byte> datagram);
 
 }  // namespace lockstep::net
