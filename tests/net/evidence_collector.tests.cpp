@@ -51,7 +51,7 @@ TEST_CASE("evidence crosses from an upload to the collector through the loss of 
   }
   CHECK(upload.done());
   CHECK_FALSE(collector.complete());  // connection 8 has sent nothing
-  const std::vector<CollectedEvidence> collected = collector.take_collected(3000);
+  const std::vector<CollectedEvidence> collected = collector.take_collected("within the 3000 ms the host waits");
   REQUIRE(collected.size() == 2);
   CHECK(collected[0].slot == 1);
   CHECK(collected[0].evidence == evidence);
@@ -83,7 +83,7 @@ TEST_CASE("the collector drops evidence it did not ask for and refuses evidence 
   const std::optional<EvidenceAck> ack = collector.ack_due(7);
   REQUIRE(ack);
   CHECK(ack->received == evidence.size());
-  const std::vector<CollectedEvidence> collected = collector.take_collected(3000);
+  const std::vector<CollectedEvidence> collected = collector.take_collected("within the 3000 ms the host waits");
   CHECK(collected[0].evidence.empty());
   CHECK(collected[0].missing == "its evidence did not match the hash it announced");
 }
@@ -113,7 +113,7 @@ TEST_CASE("the collector holds no more than its bound of evidence at once, count
   const std::optional<EvidenceAck> refused = collector.ack_due(static_cast<ConnectionId>(fit + 1));
   REQUIRE(refused);
   CHECK(refused->held == k_evidence_refused);
-  const std::vector<CollectedEvidence> collected = collector.take_collected(3000);
+  const std::vector<CollectedEvidence> collected = collector.take_collected("within the 3000 ms the host waits");
   for (std::uint64_t i = 0; i < fit; ++i) CHECK(collected[i].evidence.size() == largest);
   CHECK_THAT(collected[fit].missing, Catch::StartsWith("the host held 1 MiB of evidence already"));
   CHECK_THAT(collected[fit + 1].missing, Catch::StartsWith("the host held 1 MiB of evidence already"));

@@ -1,13 +1,10 @@
 // EvidenceKeeper alone: which states it keeps, when the protocol may forget, and the evidence it
-// writes (a replay to the desync and this participant's own state there), bounded in number.
+// gives (a replay to the desync and this participant's own state there).
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <vector>
 
@@ -15,11 +12,11 @@
 #include "lockstep/engine/snapshot.hpp"
 #include "lockstep/net/protocol/tick_log.hpp"
 #include "lockstep/net/session/evidence_keeper.hpp"
-#include "process.hpp"
+#include "lockstep/replay/player.hpp"
+#include "lockstep/replay/replay_file.hpp"
 #include "walker_sim.hpp"
 
 using namespace lockstep;
-using lockstep::testing::TempDir;
 using lockstep::testing::WalkerInput;
 using lockstep::testing::WalkerSim;
 
@@ -52,14 +49,6 @@ struct Stepped {
   }
 };
 
-std::vector<std::byte> read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> bytes(chars.size());
-  std::transform(chars.begin(), chars.end(), bytes.begin(), [](char c) { return static_cast<std::byte>(c); });
-  return bytes;
-}
-
 }  // namespace
 
 TEST_CASE("an evidence keeper keeps a state every k_tick_window ticks and lets the protocol forget all but the last two") {
@@ -71,36 +60,38 @@ TEST_CASE("an evidence keeper keeps a state every k_tick_window ticks and lets t
 
 TEST_CASE("evidence holds this participant's own state at the desync tick and a replay of the agreed inputs") {
   Stepped s(150);
-  TempDir dir;
-  const std::string folder = s.keeper.write(dir.path(), "case", {}, 9, s.log, 100, 150);
-  REQUIRE(folder == (std::filesystem::path(dir.path()) / "case").string());
+  Result<net::ParticipantEvidence> evidence = s.keeper.evidence({}, 9, s.log, 100, 150);
+  REQUIRE(evidence.ok());
   WalkerSim own;
   std::uint64_t tick = 0;
-  REQUIRE(decode_snapshot<WalkerSim>(read_bytes(std::filesystem::path(folder) / "state.snapshot"), own, tick).ok());
+  REQUIRE(decode_snapshot<WalkerSim>(evidence->state, own, tick).ok());
   CHECK(tick == 100);
   CHECK(Runner<WalkerSim>(std::move(own), tick).hash() == s.hashes[100]);
-  CHECK(std::filesystem::file_size(std::filesystem::path(folder) / "replay.lsr") > 0);
+  // The replay re-simulates the agreed inputs from the configuration to the desync, verifying.
+  Result<replay::ReplayFile> file = replay::parse_replay(evidence->replay);
+  REQUIRE(file.ok());
+  Result<replay::Player<WalkerSim>> player = replay::Player<WalkerSim>::open(std::move(file).value(), false);
+  REQUIRE(player.ok());
+  Result<replay::PlayOutcome> played = player->play_to(100);
+  REQUIRE(played.ok());
+  CHECK_FALSE(played->desync.has_value());
+  CHECK(player->runner().hash() == s.hashes[100]);
 
   SECTION("a desync older than the ring gives the latest state instead") {
     Stepped long_run(200);
-    const std::string old = long_run.keeper.write(dir.path(), "old", {}, 9, long_run.log, 100, 200);
+    Result<net::ParticipantEvidence> old = long_run.keeper.evidence({}, 9, long_run.log, 100, 200);
+    REQUIRE(old.ok());
     WalkerSim latest;
-    REQUIRE(decode_snapshot<WalkerSim>(read_bytes(std::filesystem::path(old) / "state.snapshot"), latest, tick).ok());
+    REQUIRE(decode_snapshot<WalkerSim>(old->state, latest, tick).ok());
     CHECK(tick == 200);
   }
 }
 
-TEST_CASE("an evidence keeper writes at most k_max_folders folders, and says why it writes none") {
+TEST_CASE("an evidence keeper says why it has no evidence of a desync before its earliest state") {
   Stepped s(20);
-  TempDir dir;
-  for (std::uint32_t i = 0; i < net::EvidenceKeeper<WalkerSim>::k_max_folders; ++i) {
-    CHECK(s.keeper.write(dir.path(), "f" + std::to_string(i), {}, 9, s.log, 10, 20).rfind("none", 0) != 0);
-  }
-  CHECK(s.keeper.write(dir.path(), "more", {}, 9, s.log, 10, 20) ==
-        "none: this participant has written 8 evidence folders already");
-
   net::EvidenceKeeper<WalkerSim> late;
   late.start_from_state(500, {});
-  CHECK(late.write(dir.path(), "late", {}, 9, s.log, 300, 510) ==
-        "none: the desync is at tick 300, before this participant's earliest kept state, of tick 500");
+  Result<net::ParticipantEvidence> none = late.evidence({}, 9, s.log, 300, 510);
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().message == "the desync is at tick 300, before this participant's earliest kept state, of tick 500");
 }

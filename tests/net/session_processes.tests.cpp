@@ -486,9 +486,10 @@ TEST_CASE("a session started with two of three: a peer killed at tick 400 comes 
   CHECK(exposed.err == "error: '" + dir.file("bad.key") + "' is readable by others (mode 0644); chmod 600 it\n");
 }
 
-TEST_CASE("with --on-desync resync a peer perturbed at tick 300 is resynced: every participant writes "
-          "evidence that names the field, says so, and ends the session on one hash with exit 0",
-          "[net][processes][resync]") {
+TEST_CASE("with --on-desync resync a peer perturbed at tick 300 is resynced: every participant sends its "
+          "evidence to the host, whose bundle names the player and the field, and the session ends on one hash "
+          "with exit 0",
+          "[net][processes][resync][bundle]") {
   TempDir dir;
   const std::string port = std::to_string(free_udp_port());
   const std::string at = "127.0.0.1:" + port;
@@ -517,12 +518,20 @@ TEST_CASE("with --on-desync resync a peer perturbed at tick 300 is resynced: eve
   CHECK(std::regex_match(results[0].last_line(), std::regex("tick 900 hash [0-9a-f]{16}")));
   CHECK(std::regex_search(results[0].out, std::regex("host: player [12] diverged at tick 300; sending it the host's state")));
   CHECK(std::regex_search(results[2].out, std::regex("peer: went back to the host's state of tick [0-9]+")));
-  const ProcessResult diff = run_process(k_lockstep, {"diff", evidence[0], evidence[2]});
+  CHECK(evidence[1] == "sent to the host, which writes the bundle");
+  CHECK(evidence[2] == "sent to the host, which writes the bundle");
+  const std::string& bundle = evidence[0];
+  CHECK(std::filesystem::path(bundle).filename().string().ends_with("-at-300.lsbundle"));
+  // The perturbed player's evidence is of its own diverged state, taken before it went back.
+  std::smatch slot;
+  REQUIRE(std::regex_search(results[2].out, slot, std::regex("as player ([0-9]+)")));
+  const ProcessResult diff = run_process(k_lockstep, {"diff", bundle});
   INFO(diff.out << diff.err);
   CHECK(diff.exit_code == 1);
-  CHECK_THAT(diff.out, Catch::StartsWith("first divergence at tick 300"));
-  CHECK_THAT(diff.out, Catch::Contains("state.vel_x[0] (body 1):"));
-  CHECK(run_process(k_lockstep, {"diff", evidence[0], evidence[1]}).exit_code == 0);
+  std::smatch second;
+  REQUIRE(std::regex_search(diff.out, second, std::regex("\\ngroup 2: hash [0-9a-f]{16} at tick 300: (#[0-9]+ \\([^)]*\\))\\n")));
+  CHECK_THAT(second[1].str(), Catch::EndsWith("(slot " + slot[1].str() + ")"));
+  CHECK_THAT(diff.out, Catch::Contains("fields that differ at tick 300:\n  state.vel_x[0] (body 1):"));
   const std::string json = read_file(dir.file("perturbed.json"));
   CHECK(json_number(json, "desyncs") == 1);
   CHECK(json_number(json, "resync_bytes") > 10'000);

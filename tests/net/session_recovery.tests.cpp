@@ -235,8 +235,8 @@ TEST_CASE("a reconnect key is good for its own session and slot only", "[net][se
   CHECK(group[1].session->result()->hash == group[0].session->result()->hash);
 }
 
-TEST_CASE("resyncing: a perturbed player gets the host's state and goes on, every participant leaves "
-          "evidence, and all end on one hash; with prediction too, every player predicting and rolling back",
+TEST_CASE("resyncing: a perturbed player gets the host's state and goes on, every participant sends its "
+          "evidence to the host's bundle, and all end on one hash; with prediction too, every player predicting and rolling back",
           "[net][session][resync][prediction]") {
   lockstep::testing::TempDir dir;
   VirtualSessions<WalkerSim> group;
@@ -287,14 +287,28 @@ TEST_CASE("resyncing: a perturbed player gets the host's state and goes on, ever
     CHECK(r.outcome == Outcome::finished);
     CHECK(r.tick == 900);
     CHECK(r.hash == group[0].session->result()->hash);
-    // Everyone wrote its evidence of tick 300 and went on.
+    // Everyone sent its evidence of tick 300 to the host, which wrote the bundle, and went on.
     const auto recorded = std::find_if(events[i].begin(), events[i].end(),
                                        [](const net::ProtocolEvent& e) { return net::is<net::event::DesyncRecorded>(e); });
     REQUIRE(recorded != events[i].end());
     const auto& desync = std::get<net::event::DesyncRecorded>(*recorded);
     CHECK(desync.tick == 300);
-    CHECK(std::filesystem::exists(desync.evidence + "/replay.lsr"));
-    CHECK(std::filesystem::exists(desync.evidence + "/state.snapshot"));
+    if (i > 0) {
+      CHECK(desync.evidence == "sent to the host, which writes the bundle");
+      continue;
+    }
+    // The bundle holds everyone's, the perturbed player's of its own state before it went back.
+    Result<replay::EvidenceBundle> bundle = replay::read_bundle_file(desync.evidence);
+    REQUIRE(bundle.ok());
+    CHECK(bundle->desync_tick == 300);
+    REQUIRE(bundle->participants.size() == 4);
+    const std::uint64_t host_hash = bundle->participants[0].desync_hash.value().value;
+    for (const replay::BundleParticipant& p : bundle->participants) {
+      INFO(replay::participant_name(p) << ": " << p.missing);
+      REQUIRE(p.present());
+      const bool perturbed = p.role == replay::ParticipantRole::player && p.slot == 2;
+      CHECK((p.desync_hash->value != host_hash) == perturbed);
+    }
   }
   CHECK(has(0, net::event::Diverged{}));
   CHECK(has(2, net::event::Resynced{}));

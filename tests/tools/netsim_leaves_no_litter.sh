@@ -7,7 +7,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/cwd" "$work/tmp" "$work/kept"
 cd "$work/cwd"
-# Scenario 5 desyncs on purpose (and resyncs), so every participant writes evidence.
+# Scenario 5 desyncs on purpose (and resyncs), so the host writes a bundle of everyone's evidence.
 TMPDIR="$work/tmp" "$netsim" --scenario 5 > "$work/out.txt"
 if [ -n "$(ls -A "$work/cwd")" ] || [ -n "$(ls -A "$work/tmp")" ]; then
   echo "FAILED: lockstep_netsim left files behind:"; ls -A "$work/cwd" "$work/tmp"; exit 1
@@ -17,4 +17,4 @@ if ! grep -q '^lockstep-desync-' <<<"$(ls "$work/kept")"; then
   echo "FAILED: no evidence in --evidence-dir (scenario 5 desyncs on purpose)"; exit 1
 fi
 if [ -n "$(ls -A "$work/cwd")" ]; then echo "FAILED: files left in the working folder"; exit 1; fi
-echo "ok: $(ls "$work/kept" | wc -l) evidence folders kept where asked, none left elsewhere"
+echo "ok: $(ls "$work/kept" | wc -l) evidence bundles kept where asked, none left elsewhere"

@@ -78,15 +78,14 @@ bool EvidenceCollector::arriving(Instant now) const {
   return last_progress_ && now - *last_progress_ < k_arriving_for;
 }
 
-std::vector<CollectedEvidence> EvidenceCollector::take_collected(std::int64_t wait_ms) {
+std::vector<CollectedEvidence> EvidenceCollector::take_collected(const std::string& stopped) {
   std::vector<CollectedEvidence> out;
   for (Intake& i : intakes_) {
     CollectedEvidence c{i.who.slot, i.who.reported, std::move(i.evidence), i.refused};
     if (c.evidence.empty() && c.missing.empty()) {
       const StateReceiver& r = i.receiver;
-      c.missing = r.expected() ? "it had sent " + std::to_string(r.received()) + " of " + std::to_string(r.size()) +
-                                     " bytes when the host stopped waiting, after " + std::to_string(wait_ms) + " ms"
-                               : "it sent nothing within the " + std::to_string(wait_ms) + " ms the host waits";
+      c.missing = r.expected() ? "it had sent " + std::to_string(r.received()) + " of " + std::to_string(r.size()) + " bytes " + stopped
+                               : "it sent nothing " + stopped;
     }
     out.push_back(std::move(c));
   }

@@ -237,6 +237,7 @@ void HostProtocol::compare_hashes(Connection& c) {
 void HostProtocol::diverged(Connection& c, std::uint64_t tick) {
   // Everyone hears of it (and writes its evidence); the diverged player gets the host's state.
   set_desync_tick(std::max(desync_tick(), tick));
+  if (evidence_.tick() != desync_tick()) expect_evidence();
   // Its hashes from the divergence on are not acknowledged: it does not finish before its resync.
   c.hash_through = tick - 1;
   c.early.reset();
@@ -472,6 +473,7 @@ void HostProtocol::poll_running(Instant now) {
     emit(event::Desync{desync_tick()});
     return poll_state(now);
   }
+  if (poll_evidence(now)) bundle_evidence(evidence_waited());
   decide_late_inputs(now);
   // To everyone as soon as a tick is complete (about once a tick), and every two ticks when
   // nothing completes: a lost relay is made good by the next one, with no retransmission timer.
@@ -485,7 +487,8 @@ void HostProtocol::poll_running(Instant now) {
     return c.is_gone() || (!c.between_states() && c.relay_ack >= config_.end_tick &&
                            (!c.is_player() || c.hash_through >= config_.end_tick));
   });
-  if (all_acked || now - *ending_since_ > config_.timeout_after) finish(Outcome::finished, {});
+  // Resyncing, the evidence of a late desync is still awaited.
+  if ((all_acked && !evidence_since_) || now - *ending_since_ > config_.timeout_after) finish(Outcome::finished, {});
 }
 
 void HostProtocol::finish(Outcome outcome, std::string message) {
@@ -494,6 +497,7 @@ void HostProtocol::finish(Outcome outcome, std::string message) {
     if (!c.is_gone()) say_goodbye(c);
   }
   state_ = HostState::ended;
+  if (evidence_since_) bundle_evidence("before the session ended");  // what came of a resync's evidence
   if (outcome == Outcome::finished) emit(event::Finished{own_tick()});
   end(outcome, std::move(message));
 }

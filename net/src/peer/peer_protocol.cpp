@@ -438,6 +438,7 @@ void PeerProtocol::poll(Instant now) {
     // With each new input (about once a tick), and every two ticks when there is none.
     sent(now, now + (start_time() ? 2 * tick_period() : k_welcomed_send_every));
   }
+  send_evidence(now);  // resyncing: its evidence of a desync goes to the host as the session goes on
   if (own_tick() < parameters().end_tick || (incoming_.expected() && !incoming_.taken())) return;
   if (!finished_since_) finished_since_ = now;
   // Stay until the host holds every hash (so it can check the last ticks too), briefly; in a
@@ -549,10 +550,14 @@ void PeerProtocol::poll_desync(Instant now) {
   }
   if (now < next_send()) return;
   send_update(now);  // its hashes through the desync tick, with the pieces
+  send_evidence(now);
+  sent(now, now + std::chrono::milliseconds(10));
+}
+
+void PeerProtocol::send_evidence(Instant now) {
   for (const EvidencePiece& piece : evidence_.due(now, rtt_.median_ms(), config_.timeout_after)) {
     send_sealed(MessageType::evidence, [&](std::vector<std::byte>& out, const Header& h) { write_evidence(out, h, piece); });
   }
-  sent(now, now + std::chrono::milliseconds(10));
 }
 
 void PeerProtocol::say_goodbye() {

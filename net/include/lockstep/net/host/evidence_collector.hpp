@@ -12,17 +12,10 @@
 
 #include "lockstep/net/io/time.hpp"
 #include "lockstep/net/peer/state_receiver.hpp"
+#include "lockstep/net/protocol/session_request.hpp"
 #include "lockstep/net/wire/wire.hpp"
 
 namespace lockstep::net {
-
-/// A participant's evidence as the host collected it.
-struct CollectedEvidence {
-  Slot slot = k_no_slot;                ///< k_no_slot: a spectator
-  std::optional<WireHash> reported;     ///< its hash of the desync tick, as the wire carried it
-  std::vector<std::byte> evidence;      ///< whole and checked; empty: missing
-  std::string missing;                  ///< why it is missing
-};
 
 class EvidenceCollector {
  public:
@@ -61,8 +54,8 @@ class EvidenceCollector {
   void note_reported(ConnectionId connection, WireHash hash);
 
   /// Each participant expected, in the order given, with its evidence (handed over) or why it is
-  /// missing (`wait_ms`: how long the host waits, for the reason).
-  std::vector<CollectedEvidence> take_collected(std::int64_t wait_ms);
+  /// missing (`stopped`: why the host stopped waiting, as in "it sent nothing " + stopped).
+  std::vector<CollectedEvidence> take_collected(const std::string& stopped);
 
  private:
   struct Intake {

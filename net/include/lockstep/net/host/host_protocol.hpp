@@ -98,9 +98,6 @@ class HostProtocol final : public LockstepProtocol {
   void provide_state(std::uint64_t tick, std::vector<std::byte> snapshot, std::uint64_t hash, Instant now) override;
   [[nodiscard]] bool is_host() const override { return true; }
   [[nodiscard]] PathChallengeCounts path_challenges() const override { return path_challenges_; }
-  /// Once the session has ended with a desync: every other participant's evidence of it (handed
-  /// over), or why it is missing (the host's own is the session's).
-  std::vector<CollectedEvidence> take_collected_evidence() { return evidence_.take_collected(config_.evidence_wait.count()); }
   [[nodiscard]] std::vector<DecidedInputs> decided_inputs() const override {
     return {decided_.begin(), decided_.begin() + config_.players};
   }
@@ -181,6 +178,12 @@ class HostProtocol final : public LockstepProtocol {
   /// The participants of the desync (every connection not gone) are to send their evidence of it.
   void expect_evidence();
   void handle_evidence(Connection& c, std::span<const std::byte> datagram);
+  /// Acknowledges the evidence that came; whether the collection under way is done waiting.
+  bool poll_evidence(Instant now);
+  /// Asks the session to write the bundle of what was collected (`stopped`: why the host
+  /// stopped waiting for the rest), and ends the collection.
+  void bundle_evidence(const std::string& stopped);
+  [[nodiscard]] std::string evidence_waited() const;
   /// A session that desynced tells everyone for the grace, collects the evidence, then ends.
   void poll_ending(Instant now);
   // Hashes.
@@ -254,6 +257,7 @@ class HostProtocol final : public LockstepProtocol {
   InputAssembly inputs_;
   StateSender state_sender_;
   EvidenceCollector evidence_;
+  std::optional<Instant> evidence_since_;  ///< when the collection under way began; none: none is
   DelayController delay_;
   ClockPhases phases_;  ///< with prediction: the players' clocks against the host's
   std::vector<Connection> connections_;

@@ -79,9 +79,9 @@ class PeerProtocol final : public LockstepProtocol {
   /// Pieces that still arrive are acknowledged. After a resync, the hashes after the state's tick
   /// are forgotten, to be stepped again.
   void state_taken() override;
-  /// Its evidence of the desync, to send to the host before it stops (a session that stops at a
-  /// desync). It stops once the host has ended (its bye), or has been silent for the timeout, or
-  /// the evidence cannot get through (its transfer's deadline).
+  /// Its evidence of the desync, to send to the host: as the session goes on (resyncing), or before
+  /// it stops (a session that stops at a desync: once the host has ended (its bye), or has been
+  /// silent for the timeout, or the evidence cannot get through (its transfer's deadline)).
   void provide_evidence(std::uint64_t desync_tick, std::vector<std::byte> evidence, Instant now) override;
   /// The host holds its evidence of the desync whole; or refused it.
   [[nodiscard]] bool evidence_sent() const { return evidence_.done(); }
@@ -110,6 +110,8 @@ class PeerProtocol final : public LockstepProtocol {
   void send_update(Instant now);
   /// A session that stops at a desync: its evidence goes to the host, then it stops.
   void poll_desync(Instant now);
+  /// The pieces of its evidence due now, if it is sending any.
+  void send_evidence(Instant now);
   void say_goodbye();
   /// Ends the protocol with `outcome`, and says so with its event.
   void stop(Outcome outcome, std::string message);

@@ -104,7 +104,7 @@ class LockstepProtocol {
   /// The answer to request::StateReceived (a joiner's): the session's simulation stands on the
   /// state, its hash checked.
   virtual void state_taken() {}
-  /// The answer to request::EvidenceDue with `send` (a joiner's): its evidence of the desync at
+  /// The answer to request::EvidenceDue (a joiner's): its evidence of the desync at
   /// `desync_tick`, encoded (encode_evidence), to send to the host.
   virtual void provide_evidence(std::uint64_t /*desync_tick*/, std::vector<std::byte> /*evidence*/, Instant /*now*/) {}
 
@@ -196,11 +196,11 @@ class LockstepProtocol {
     return true;
   }
   void set_start_time(Instant at) { start_at_ = at; }
-  /// The session desynced at `tick`. A session that resyncs goes on, and each participant leaves
-  /// its evidence of each later desync (request::EvidenceDue); one that stops asks each joiner
-  /// for its evidence of the (earliest) desync tick, to send to the host.
+  /// The session desynced at `tick`: each joiner is asked for its evidence of it, to send to the
+  /// host (request::EvidenceDue). A session that resyncs goes on, asking again at each later
+  /// desync; one that stops asks again if the (earliest) desync tick moves.
   void set_desync_tick(std::uint64_t tick) {
-    if (resync_ ? tick > desync_tick_ : tick != desync_tick_) request(request::EvidenceDue{tick, !resync_});
+    if (resync_ ? tick > desync_tick_ : tick != desync_tick_) request(request::EvidenceDue{tick});
     desync_tick_ = tick;
   }
   void set_own_inputs_from(std::uint64_t tick) { own_inputs_from_ = tick; }

@@ -4,10 +4,22 @@
 /// answers through the protocol's own calls (provide_state, state_taken).
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <variant>
 #include <vector>
 
+#include "lockstep/net/wire/wire.hpp"
+
 namespace lockstep::net {
+
+/// A participant's evidence of a desync as the host collected it.
+struct CollectedEvidence {
+  Slot slot = k_no_slot;             ///< k_no_slot: a spectator
+  std::optional<WireHash> reported;  ///< its hash of the desync tick, as the wire carried it
+  std::vector<std::byte> evidence;   ///< whole and checked; empty: missing
+  std::string missing;               ///< why it is missing
+};
 
 namespace request {
 
@@ -33,16 +45,22 @@ struct StateReceived {
   std::vector<std::byte> bytes;
 };
 
-/// The session desynced at `desync_tick`. One that resyncs goes on: each participant leaves its
-/// evidence of that tick. One that stops (`send`): a joiner answers with
-/// LockstepProtocol::provide_evidence, the host keeps its own for the bundle it writes.
+/// The session desynced at `desync_tick`: a joiner answers with LockstepProtocol::provide_evidence
+/// (its evidence of that tick, to send to the host), once it has stepped to it. The host collects.
 struct EvidenceDue {
   std::uint64_t desync_tick = 0;
-  bool send = false;
+};
+
+/// The host collected the others' evidence of the desync at `desync_tick` (or stopped waiting for
+/// it): the session writes the bundle, with its own evidence first.
+struct BundleDue {
+  std::uint64_t desync_tick = 0;
+  std::vector<CollectedEvidence> others;
 };
 
 }  // namespace request
 
-using SessionRequest = std::variant<request::SendState, request::Welcomed, request::StateReceived, request::EvidenceDue>;
+using SessionRequest =
+    std::variant<request::SendState, request::Welcomed, request::StateReceived, request::EvidenceDue, request::BundleDue>;
 
 }  // namespace lockstep::net

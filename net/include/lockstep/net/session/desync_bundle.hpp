@@ -1,6 +1,6 @@
 #pragma once
-/// The bundle a host writes when its session stops at a desync: its own evidence and every other
-/// participant's as it collected them (host/evidence_collector.hpp), each checked before it goes
+/// The bundle a host writes of a desync (when its session stops at it, or resyncing, once it has
+/// collected the evidence): its own evidence and every other participant's as it collected them (host/evidence_collector.hpp), each checked before it goes
 /// in — a replay that parses, a state that decodes into the simulation — and named with why when
 /// it is missing. The format is replay/evidence_bundle.hpp's.
 
@@ -56,10 +56,10 @@ inline std::vector<std::byte> evidence_to_send(Result<ParticipantEvidence> evide
   return bytes;
 }
 
-/// The host's bundle of the desync at `desync_tick` in `dir`: `own` (the host's, a player of
-/// `own_slot` or none) first, then `others`. Returns its path, or "none: " and why.
+/// The host's bundle of the desync at `desync_tick`: `own` (the host's, a player of `own_slot` or
+/// none) first, then `others`, written to `path`. Returns `path`, or "none: " and why.
 template <Simulation S>
-std::string write_desync_bundle(const std::string& dir, std::uint64_t session, std::uint64_t desync_tick, Slot own_slot,
+std::string write_desync_bundle(const std::string& path, std::uint64_t session, std::uint64_t desync_tick, Slot own_slot,
                                 Result<ParticipantEvidence> own, std::vector<CollectedEvidence> others) {
   replay::EvidenceBundle bundle{std::string(S::k_name), session, desync_tick, desync_tick - 1, {}};
   replay::BundleParticipant host;
@@ -85,23 +85,56 @@ std::string write_desync_bundle(const std::string& dir, std::uint64_t session, s
     }
     bundle.participants.push_back(std::move(p));
   }
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  const std::string path = (std::filesystem::path(dir) / ("lockstep-desync-" + hash_hex(session) + ".lsbundle")).string();
   if (Status written = replay::write_bundle_file(path, bundle); !written) return "none: " + written.error().message;
   return path;
 }
 
-/// A joiner's evidence of a desync that stops the session: sent once it has stepped to the desync
-/// tick, or as far as the ticks it holds go (a joiner behind would otherwise send an older state).
+/// The host's bundles of one session, in one folder: lockstep-desync-SESSION-at-TICK.lsbundle,
+/// at most k_max_bundles (a resyncing session can desync again and again).
+class DesyncBundles {
+ public:
+  static constexpr std::uint32_t k_max_bundles = 8;
+
+  explicit DesyncBundles(std::string dir) : dir_(std::move(dir)) {}
+
+  /// Writes the bundle of the desync at `desync_tick` (write_desync_bundle's arguments); returns
+  /// its path, or "none: " and why.
+  template <Simulation S>
+  const std::string& write(const SessionParameters& session, std::uint64_t desync_tick, Result<ParticipantEvidence> own,
+                           std::vector<CollectedEvidence> others) {
+    if (written_ >= k_max_bundles) {
+      last_ = "none: the host has written " + std::to_string(k_max_bundles) + " bundles in this session already";
+      return last_;
+    }
+    ++written_;
+    std::error_code error;
+    std::filesystem::create_directories(dir_, error);
+    const std::string name = "lockstep-desync-" + hash_hex(session.session) + "-at-" + std::to_string(desync_tick) + ".lsbundle";
+    last_ = write_desync_bundle<S>((std::filesystem::path(dir_) / name).string(), session.session, desync_tick, session.slot,
+                                   std::move(own), std::move(others));
+    return last_;
+  }
+  /// The last bundle's path (or why it is none); empty before any.
+  [[nodiscard]] const std::string& last() const { return last_; }
+
+ private:
+  std::string dir_;
+  std::uint32_t written_ = 0;
+  std::string last_;
+};
+
+/// A joiner's evidence of a desync: sent once it has stepped to the desync tick, or as far as the
+/// ticks it holds go (a joiner behind would otherwise send an older state).
 class PendingEvidence {
  public:
   void due(std::uint64_t tick) { tick_ = tick; }
-  /// Hands the evidence `make(tick)` gives to `protocol` when ready (`stepped`: the joiner's
-  /// confirmed tick; no runner: it has no state to show).
+  /// Hands the evidence `make(tick)` gives to `protocol` when ready, or at once if `anyway` (a
+  /// diverged player about to go back to the host's state) (`stepped`: the joiner's confirmed
+  /// tick; no runner: it has no state to show).
   template <class Make>
-  void send_when_ready(LockstepProtocol& protocol, bool has_runner, std::uint64_t stepped, Make&& make, Instant now) {
-    if (tick_ == 0 || (has_runner && stepped < tick_ && protocol.ticks().known_through() > stepped)) return;
+  void send_when_ready(LockstepProtocol& protocol, bool has_runner, std::uint64_t stepped, Make&& make, Instant now,
+                       bool anyway = false) {
+    if (tick_ == 0 || (!anyway && has_runner && stepped < tick_ && protocol.ticks().known_through() > stepped)) return;
     protocol.provide_evidence(tick_, has_runner ? evidence_to_send(make(tick_)) : encode_no_evidence("it had no state"), now);
     tick_ = 0;
   }
@@ -110,23 +143,10 @@ class PendingEvidence {
   std::uint64_t tick_ = 0;
 };
 
-/// The folder a participant of a resyncing session writes its evidence of the desync at `tick`
-/// into: lockstep-desync-SESSION-{host|slotN|spectator}-at-TICK.
-inline std::string evidence_folder_name(const LockstepProtocol& protocol, std::uint64_t tick) {
-  const SessionParameters& p = protocol.parameters();
-  const std::string who = protocol.is_host() ? "host" : p.slot == k_no_slot ? "spectator" : "slot" + std::to_string(p.slot);
-  return "lockstep-desync-" + hash_hex(p.session) + "-" + who + "-at-" + std::to_string(tick);
-}
-
-/// What a participant says of its evidence when its session stops at a desync: the host writes
-/// the bundle of everyone's (its own from `own()`) and gives its path; a joiner says whether the
-/// host took its own.
-template <Simulation S, class OwnEvidence>
-std::string stopped_at_desync(LockstepProtocol& protocol, const std::string& dir, OwnEvidence&& own) {
-  if (auto* host = dynamic_cast<HostProtocol*>(&protocol)) {
-    const SessionParameters& p = protocol.parameters();
-    return write_desync_bundle<S>(dir, p.session, protocol.desync_tick(), p.slot, own(), host->take_collected_evidence());
-  }
+/// What a participant says of its evidence when its session stops at a desync: the host gives
+/// its bundle's path (or why none was written); a joiner says whether the host took its own.
+inline std::string evidence_said(const LockstepProtocol& protocol, const DesyncBundles& bundles) {
+  if (protocol.is_host()) return bundles.last().empty() ? "none: the host collected no evidence" : bundles.last();
   const auto* peer = dynamic_cast<const PeerProtocol*>(&protocol);
   if (peer != nullptr && peer->evidence_sent()) return "sent to the host, which writes the bundle";
   if (peer != nullptr && peer->evidence_refused()) return "none: the host refused this participant's evidence";

@@ -1,18 +1,14 @@
 #pragma once
-/// The evidence a participant leaves when a session desyncs: a folder holding the replay up to the
-/// desync tick (re-simulated from the inputs everyone agreed on), this participant's own state at
-/// that tick, and the session's configuration. `lockstep diff` takes two such folders.
+/// The evidence a participant gives of a desync: the replay up to the desync tick (re-simulated
+/// from the inputs everyone agreed on) and this participant's own state at that tick; as a joiner
+/// sends it to the host, which writes everyone's into one bundle (session/desync_bundle.hpp).
 
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <cereal/archives/json.hpp>
 
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/simulation.hpp"
@@ -23,8 +19,7 @@
 
 namespace lockstep::net {
 
-/// One participant's evidence of a desync, in memory: what a folder holds, and what a bundle's
-/// record holds (replay/evidence_bundle.hpp).
+/// One participant's evidence of a desync, in memory: what a bundle's record holds (replay/evidence_bundle.hpp).
 struct ParticipantEvidence {
   std::uint64_t from_tick = 0;   ///< the tick its replay starts at (one everyone agreed on)
   std::vector<std::byte> replay; ///< a replay file's bytes: the agreed inputs from from_tick on
@@ -81,34 +76,6 @@ Result<std::vector<std::byte>> evidence_replay(const typename S::Config& config,
   }
   if (Status finished = recorder->finish(); !finished) return finished.error();
   return bytes;
-}
-
-/// Writes `dir/name/` with replay.lsr, state.snapshot and config.json from `evidence`; returns
-/// the folder.
-template <Simulation S>
-Result<std::string> write_desync_evidence(const std::string& dir, const std::string& name,
-                                          const typename S::Config& config, std::uint64_t seed,
-                                          const ParticipantEvidence& evidence, std::uint64_t desync_tick) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  const fs::path folder = fs::path(dir) / name;
-  fs::create_directories(folder, error);
-  if (error) return fail("cannot create '", folder.string(), "': ", error.message());
-  const auto write_bytes = [](const fs::path& path, std::span<const std::byte> bytes) {
-    std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    return static_cast<bool>(out);
-  };
-  const bool replay_written = write_bytes(folder / "replay.lsr", evidence.replay);
-  const bool state_written = write_bytes(folder / "state.snapshot", evidence.state);
-  std::ofstream json(folder / "config.json");
-  {
-    cereal::JSONOutputArchive out(json);
-    typename S::Config copy = config;
-    out(cereal::make_nvp("config", copy), cereal::make_nvp("seed", seed), cereal::make_nvp("desync_tick", desync_tick));
-  }
-  if (!replay_written || !state_written || !json) return fail("cannot write the evidence in '", folder.string(), "'");
-  return folder.string();
 }
 
 }  // namespace lockstep::net

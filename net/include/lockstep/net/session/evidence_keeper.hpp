@@ -23,8 +23,6 @@ class EvidenceKeeper {
  public:
   /// The snapshots kept: the state at any of the last this-many ticks.
   static constexpr std::uint64_t k_ring = 64;
-  /// Evidence folders a participant writes at most in one session.
-  static constexpr std::uint32_t k_max_folders = 8;
 
   /// The participant's first state is its configuration's, at `tick` (unless it started from one).
   void start_from_configuration(std::uint64_t tick) {
@@ -65,21 +63,6 @@ class EvidenceKeeper {
     return ParticipantEvidence{from->tick, std::move(replay).value(), ring_[own % k_ring]};
   }
 
-  /// Writes the evidence of a desync at `desync_tick` into `dir/name` (as evidence() makes it);
-  /// returns the folder, or why it could not be written ("none: …").
-  std::string write(const std::string& dir, const std::string& name, const typename S::Config& config,
-                    std::uint64_t seed, const TickLog& ticks, std::uint64_t desync_tick, std::uint64_t current_tick) {
-    // A session that keeps desyncing (resyncing) writes no more than a few folders.
-    if (written_ >= k_max_folders) {
-      return "none: this participant has written " + std::to_string(k_max_folders) + " evidence folders already";
-    }
-    ++written_;
-    Result<ParticipantEvidence> made = evidence(config, seed, ticks, desync_tick, current_tick);
-    if (!made) return "none: " + made.error().message;
-    Result<std::string> folder = write_desync_evidence<S>(dir, name, config, seed, *made, desync_tick);
-    return folder ? folder.value() : folder.error().message;
-  }
-
  private:
   struct Kept {
     std::uint64_t tick = 0;
@@ -87,7 +70,6 @@ class EvidenceKeeper {
   };
   std::array<std::vector<std::byte>, k_ring> ring_{};
   std::deque<Kept> kept_;
-  std::uint32_t written_ = 0;
 };
 
 }  // namespace lockstep::net

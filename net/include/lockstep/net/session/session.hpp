@@ -301,7 +301,7 @@ class Session {
 
  private:
   Session(std::unique_ptr<LockstepProtocol> protocol, const SessionFiles& files)
-      : protocol_(std::move(protocol)), evidence_dir_(files.evidence_dir), recording_(files) {}
+      : protocol_(std::move(protocol)), bundles_(files.evidence_dir), recording_(files) {}
 
   [[nodiscard]] bool is_player() const { return parameters().slot != k_no_slot; }
 
@@ -443,6 +443,7 @@ class Session {
   bool answer(request::StateReceived& state, Instant now) {
     if (state.resync) {
       if (!runner_ || ended()) return true;
+      send_pending_evidence(true);  // of its diverged state, before it is gone
       if (Status resynced = resync_from_state(std::move(state.bytes), state.tick, state.hash); !resynced) {
         (void)fail_session(resynced.error().message);
         return false;
@@ -456,17 +457,21 @@ class Session {
     return true;
   }
 
-  /// A desync at `desync_tick`. Stopping: a joiner sends its evidence to the host (which writes its
-  /// own into the bundle). Resyncing: each participant leaves its evidence, says so, and goes on.
+  /// A desync at `desync_tick`: a joiner sends its evidence to the host, which writes the bundle.
+  /// Resyncing, everyone goes on (saying so).
   bool answer(request::EvidenceDue& due, Instant now) {
-    const std::uint64_t t = due.desync_tick;
-    if (due.send && !protocol_->is_host()) {
-      pending_evidence_.due(t);
-      send_pending_evidence();
-    } else if (!due.send && runner_) {  // nothing stepped here yet: no evidence to leave
-      resync_.desynced(now);
-      events_.push_back(event::DesyncRecorded{t, write_evidence(t)});
-    }
+    if (protocol_->resyncs() && runner_) resync_.desynced(now);
+    if (protocol_->is_host()) return true;
+    pending_evidence_.due(due.desync_tick);
+    send_pending_evidence();
+    if (protocol_->resyncs()) events_.push_back(event::DesyncRecorded{due.desync_tick, "sent to the host, which writes the bundle"});
+    return true;
+  }
+
+  /// The host collected the others' evidence of a desync: the bundle, its own first.
+  bool answer(request::BundleDue& due, Instant) {
+    const std::string& path = bundles_.write<S>(parameters(), due.desync_tick, own_evidence(due.desync_tick), std::move(due.others));
+    if (protocol_->resyncs()) events_.push_back(event::DesyncRecorded{due.desync_tick, path});
     return true;
   }
 
@@ -548,7 +553,7 @@ class Session {
     }
     if (outcome == Outcome::desync && runner_) {
       r.desync_tick = protocol_->desync_tick();
-      r.evidence = stopped_at_desync<S>(*protocol_, evidence_dir_, [&] { return own_evidence(r.desync_tick); });
+      r.evidence = evidence_said(*protocol_, bundles_);
     }
     finish(std::move(r));
   }
@@ -557,14 +562,9 @@ class Session {
   Result<ParticipantEvidence> own_evidence(std::uint64_t desync_tick) const {
     return evidence_.evidence(config_, seed_, protocol_->ticks(), desync_tick, tick());
   }
-  void send_pending_evidence() {
-    pending_evidence_.send_when_ready(*protocol_, runner_.has_value(), tick(), [this](auto t) { return own_evidence(t); }, now_);
-  }
-
-  /// Resyncing: writes its evidence of the desync at `desync_tick` into a folder (or says why not).
-  std::string write_evidence(std::uint64_t desync_tick) {
-    return evidence_.write(evidence_dir_, evidence_folder_name(*protocol_, desync_tick), config_, seed_, protocol_->ticks(),
-                           desync_tick, tick());
+  void send_pending_evidence(bool anyway = false) {
+    pending_evidence_.send_when_ready(*protocol_, runner_.has_value(), tick(), [this](auto t) { return own_evidence(t); }, now_,
+                                      anyway);
   }
 
   void finish(SessionResult r) {
@@ -572,7 +572,7 @@ class Session {
   }
 
   std::unique_ptr<LockstepProtocol> protocol_;
-  std::string evidence_dir_;
+  DesyncBundles bundles_;  ///< the host's
   typename S::Config config_{};
   std::uint64_t seed_ = 0;
   std::optional<Runner<S>> runner_;  ///< the confirmed ticks: recorded, hashed, compared
