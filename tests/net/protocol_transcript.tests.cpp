@@ -67,6 +67,7 @@ std::string session_transcript() {
   host.adaptive_delay = true;
   host.input_tolerance = net::k_default_input_tolerance;
   host.evidence_dir = dir.path();
+  host.test_build = "the transcript's build";  // evidence replays name their build: the same in every one
   net::NetSimConfig slow;
   slow.delay_ms = 20;
   slow.jitter_ms = 10;
@@ -74,6 +75,7 @@ std::string session_transcript() {
   REQUIRE(group.host({3, 1000}, 5, host, {}, transcript_input).ok());
   net::JoinConfig join = join_config();
   join.evidence_dir = dir.path();
+  join.test_build = host.test_build;
   group.join(net::Role::player, join, slow, transcript_input);  // 1
   group.join(net::Role::spectator, join);                 // 2
   net::NetSimConfig lossy;

@@ -33,6 +33,8 @@ struct RecordOptions {
   /// tick, so that a divergence is named by substep and phase; 0: none. Only for a simulation
   /// whose step reports its phases (ProbedSimulation).
   std::uint32_t phase_hashes_every = 0;
+  /// The compiler and flags the header names (diagnosis only); empty: this build's.
+  std::string build{};
   /// Every keyframe whole, so that each is a starting point by itself (a broadcast's viewers
   /// start from the latest); otherwise later keyframes are stored against the first.
   bool whole_keyframes = false;
@@ -58,7 +60,7 @@ ReplayHeader make_header(const typename S::Config& config, std::uint64_t seed,
   h.engine_version = engine_version();
   h.simulation = std::string(S::k_name);
   h.compatibility_id = S::compatibility_id();
-  h.build = build_description();
+  h.build = options.build.empty() ? build_description() : options.build;
   h.seed = seed;
   h.players = runner.simulation().players();
   h.input_bytes = static_cast<std::uint32_t>(S::Input::k_bytes);

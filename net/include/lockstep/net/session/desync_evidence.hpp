@@ -45,9 +45,11 @@ Result<SentEvidence> decode_evidence(std::span<const std::byte> bytes);
 /// hashes of the phases of the last tick's step (a simulation that reports them): replays of two
 /// builds that simulate differently then show the substep and phase where they part. (Builds
 /// whose hashes agreed through the tick before it part in its step, so no earlier step is needed.)
+/// `build`: the compiler and flags its header names (empty: this build's).
 template <Simulation S>
 Result<std::vector<std::byte>> evidence_replay(const typename S::Config& config, std::uint64_t seed, const TickLog& ticks,
-                                               std::uint64_t last_tick, std::span<const std::byte> start_state) {
+                                               std::uint64_t last_tick, std::span<const std::byte> start_state,
+                                               const std::string& build = {}) {
   using Input = typename S::Input;
   constexpr std::size_t k_bytes = Input::k_bytes;
   Result<Runner<S>> fresh = Runner<S>::create(config, seed);
@@ -62,7 +64,8 @@ Result<std::vector<std::byte>> evidence_replay(const typename S::Config& config,
       replay::Recorder<S>::create(std::make_unique<replay::MemorySink>(bytes), config, seed, fresh.value(),
                                   replay::RecordOptions{.hash_every = 1, .keyframe_every = 0,
                                                         .max_file_bytes = replay::k_max_bundle_replay_bytes,
-                                                        .phase_hashes_every = probed_tick});
+                                                        .phase_hashes_every = probed_tick,
+                                                        .build = build});
   if (!recorder) return recorder.error();
   const std::uint32_t players = fresh->simulation().players();
   std::vector<Input> inputs(players);

@@ -24,6 +24,9 @@ class EvidenceKeeper {
   /// The snapshots kept: the state at any of the last this-many ticks.
   static constexpr std::uint64_t k_ring = 64;
 
+  /// `build`: the compiler and flags its evidence replays name (empty: this build's).
+  explicit EvidenceKeeper(std::string build = {}) : build_(std::move(build)) {}
+
   /// The participant's first state is its configuration's, at `tick` (unless it started from one).
   void start_from_configuration(std::uint64_t tick) {
     if (kept_.empty()) kept_.push_back({tick, {}});
@@ -56,7 +59,7 @@ class EvidenceKeeper {
                   kept_.front().tick);
     }
     Result<std::vector<std::byte>> replay =
-        evidence_replay<S>(config, seed, ticks, std::min(desync_tick, ticks.known_through()), from->snapshot);
+        evidence_replay<S>(config, seed, ticks, std::min(desync_tick, ticks.known_through()), from->snapshot, build_);
     if (!replay) return replay.error();
     const std::uint64_t at = std::min(desync_tick, current_tick);
     const std::uint64_t own = current_tick - at < k_ring ? at : current_tick;
@@ -70,6 +73,7 @@ class EvidenceKeeper {
   };
   std::array<std::vector<std::byte>, k_ring> ring_{};
   std::deque<Kept> kept_;
+  std::string build_;
 };
 
 }  // namespace lockstep::net

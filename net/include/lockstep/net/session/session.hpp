@@ -301,7 +301,7 @@ class Session {
 
  private:
   Session(std::unique_ptr<LockstepProtocol> protocol, const SessionFiles& files)
-      : protocol_(std::move(protocol)), bundles_(files.evidence_dir), recording_(files) {}
+      : protocol_(std::move(protocol)), bundles_(files.evidence_dir), recording_(files), evidence_(files.test_build) {}
 
   [[nodiscard]] bool is_player() const { return parameters().slot != k_no_slot; }
 

@@ -106,7 +106,10 @@ struct JoinSettings {
 struct SessionFiles {
   std::string record;              ///< a replay file to record, or empty
   std::string broadcast;           ///< a directory to broadcast the session into (a host's), or empty
-  std::string evidence_dir = ".";  ///< where a desync's evidence folder goes
+  std::string evidence_dir = ".";  ///< where the host writes a desync's evidence bundle
+  /// Tests only: the compiler and flags its evidence replays name (else this build's), so that a
+  /// seeded session sends the same datagrams from every build.
+  std::string test_build;
 };
 
 struct HostConfig : HostSettings, SessionFiles {};
