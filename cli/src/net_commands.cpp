@@ -35,7 +35,7 @@ void add_session_options(CLI::App* cmd, SessionFlags& o, bool player, const NetH
   cmd->add_option("--netsim", o.netsim,
                   "Simulate a bad network on what this process sends: "
                   "loss=0.2,dup=0.1,reorder=0.1,delay=40,jitter=20,outage_at=3000,outage=1500,seed=7");
-  cmd->add_option("--evidence-dir", o.evidence_dir, "Where to write desync evidence (default: here)");
+  cmd->add_option("--evidence-dir", o.evidence_dir, "Where a host writes the bundle of a desync's evidence (default: here)");
   cmd->add_option("--timeout-ms", o.timeout_ms,
                   "Silence after which the other side is gone (default " + std::to_string(o.timeout_ms) + ")")
       ->check(whole_number(k_min_timeout_ms, k_max_timeout_ms));

@@ -73,20 +73,6 @@ void report_replay(const replay::PlayOutcome& outcome, std::uint64_t ticks, std:
 
 // --- info ------------------------------------------------------------------------------------
 
-std::string evidence_desync_tick(const std::string& path) {
-  Result<std::vector<std::byte>> bytes = replay::read_regular_file(path, 64 << 10);
-  if (!bytes) return "(unknown)";
-  const std::string_view json(reinterpret_cast<const char*>(bytes->data()), bytes->size());
-  constexpr std::string_view k_key = "\"desync_tick\": ";
-  const std::size_t at = json.find(k_key);
-  if (at == std::string_view::npos) return "(unknown)";
-  std::string digits;
-  for (std::size_t i = at + k_key.size(); i < json.size() && digits.size() < 20 && json[i] >= '0' && json[i] <= '9'; ++i) {
-    digits += json[i];
-  }
-  return digits.empty() ? "(unknown)" : digits;
-}
-
 std::vector<std::byte> read_snapshot_bytes(const std::string& path) {
   Result<std::vector<std::byte>> bytes = replay::read_regular_file(path, replay::k_max_snapshot_bytes);
   if (!bytes) throw CommandError{bytes.error().message};
@@ -102,21 +88,11 @@ void print_snapshot_info(const std::string& path, const SnapshotInfo& info) {
   std::printf("players     %u%s\n", info.players, info.state.empty() ? "" : (", " + info.state).c_str());
 }
 
-EvidenceFiles announce_evidence(const std::string& folder) {
-  EvidenceFiles files{folder + "/replay.lsr", folder + "/state.snapshot"};
-  std::error_code error;
-  if (!std::filesystem::exists(files.snapshot, error) || !std::filesystem::exists(files.replay, error)) {
-    throw CommandError{"'" + folder + "' is not a desync evidence folder (it needs replay.lsr and state.snapshot)"};
-  }
-  std::printf("evidence    %s: desync at tick %s\n", folder.c_str(), evidence_desync_tick(folder + "/config.json").c_str());
-  return files;
-}
-
 CLI::App* add_info_options(CLI::App& app, InfoOptions& options) {
   CLI::App* cmd = app.add_subcommand(
-      "info", "Describe a replay (header, ticks, keyframes, sizes), a snapshot, a desync evidence folder or bundle");
-  cmd->add_option("path", options.path, "A replay file, a state snapshot, an evidence folder or an evidence bundle")->required();
-  cmd->add_flag("--fields", options.fields, "With a snapshot or evidence: every value of the state, by name");
+      "info", "Describe a replay (header, ticks, keyframes, sizes), a snapshot, or a desync evidence bundle");
+  cmd->add_option("path", options.path, "A replay file, a state snapshot or an evidence bundle")->required();
+  cmd->add_flag("--fields", options.fields, "With a snapshot: every value of the state, by name");
   return cmd;
 }
 
@@ -126,8 +102,8 @@ CLI::App* add_diff_options(CLI::App& app, DiffOptions& options) {
   CLI::App* cmd = app.add_subcommand(
       "diff", "Find the first tick where two replays (or a replay and its re-simulation) differ, field by field");
   cmd->add_option("files", options.paths,
-                  "One replay (against its own recording), two replays, two desync evidence folders, or an evidence "
-                  "bundle (its participants grouped by their state at the desync)")
+                  "One replay (against its own recording), two replays, or an evidence bundle (its participants "
+                  "grouped by their state at the desync)")
       ->required()
       ->expected(1, 2);
   cmd->add_flag("--force", options.force, "Compare even across simulation compatibility ids");
@@ -138,25 +114,13 @@ CLI::App* add_diff_options(CLI::App& app, DiffOptions& options) {
   return cmd;
 }
 
-DiffInputs diff_inputs(const DiffOptions& options) {
-  namespace fs = std::filesystem;
-  std::error_code error;
+replay::ReplayFile diff_first_replay(const DiffOptions& options) {
   for (const std::string& path : options.paths) {
     if (options.paths.size() == 2 && replay::looks_like_bundle(path)) {
       throw CommandError{"'" + path + "' is an evidence bundle: it holds every participant, so diff takes it alone (diff BUNDLE)"};
     }
   }
-  DiffInputs inputs;
-  inputs.folders = options.paths.size() == 2 && fs::is_directory(options.paths[0], error) &&
-                   fs::is_directory(options.paths[1], error);
-  // A replay file names its simulation; so does a folder's replay, when it has one.
-  const std::string folder_replay = options.paths[0] + "/replay.lsr";
-  if (!inputs.folders) {
-    inputs.first = read_or_throw(options.paths[0]);
-  } else if (fs::is_regular_file(folder_replay, error)) {
-    inputs.first = read_or_throw(folder_replay);
-  }
-  return inputs;
+  return read_or_throw(options.paths[0]);
 }
 
 void report_diff(const replay::DiffResult& result, std::size_t max_fields, std::string (*describe)(std::string_view),

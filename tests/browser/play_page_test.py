@@ -229,7 +229,7 @@ def host_lost(lockstep):
 
 
 def desync_shown(lockstep, work):
-    """join --view: a desync is said on the page, with the evidence folder."""
+    """join --view: a desync is said on the page, with what became of the evidence."""
     port, evidence = free_udp_port(), os.path.join(work, "evidence")
     os.makedirs(evidence, exist_ok=True)
     host = subprocess.Popen([lockstep, "host", "--open", "--port", port, "--players", "2", "--bot", "--ticks", "1200",

@@ -1,5 +1,5 @@
 // libFuzzer target for states: decodes a snapshot of the built-in world (what a replay's start
-// snapshot, a keyframe or a desync evidence folder hands the engine) and, when it is accepted,
+// snapshot, a keyframe or a desync evidence bundle hands the engine) and, when it is accepted,
 // checks that it round-trips and steps it a few ticks. Round trip: the accepted bytes are the
 // state's canonical encoding (encoding the decoded state gives them back, so the hash a file
 // records for them is the state's hash), and the encoding decodes again to a state with the same

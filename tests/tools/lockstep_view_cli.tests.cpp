@@ -235,8 +235,8 @@ TEST_CASE("view refuses what it cannot show with one error line", "[tools][view]
   const std::vector<Case> cases = {
       {{"view", dir.file("missing.lsr")}, "error: cannot open"},
       {{"view", dir.file("junk.lsr")}, "error: "},
-      {{"view", dir.file("a.lsr"), dir.path()}, "error: view compares two replays or two evidence folders, not one of each"},
-      {{"view", dir.path()}, "error: an evidence folder is viewed beside another one"},
+      {{"view", dir.file("a.lsr"), dir.path()}, "error: '" + dir.path() + "' is not a regular file (a directory)"},
+      {{"view", dir.path()}, "error: '" + dir.path() + "' is not a regular file (a directory)"},
       {{"view", dir.file("a.lsr"), "--listen", "localhost:80"}, "error: --listen 'localhost:80' is not an IPv4 or IPv6 address"},
       {{"view", dir.file("a.lsr"), "--port", "65536"}, "error: "},
   };

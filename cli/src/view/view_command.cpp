@@ -76,9 +76,9 @@ void mark_differing_shapes(const DrawList& draw_a, const DrawList& draw_b, const
 
 CLI::App* add_view_options(CLI::App& app, ViewOptions& options) {
   CLI::App* cmd = app.add_subcommand(
-      "view", "Watch a replay in a web browser: play, pause, step, scrub; two replays, two desync evidence folders "
-              "or an evidence bundle's participants are overlaid with what differs highlighted");
-  cmd->add_option("files", options.paths, "A replay, two replays, two desync evidence folders, or an evidence bundle")
+      "view", "Watch a replay in a web browser: play, pause, step, scrub; two replays, or two participants of a "
+              "desync evidence bundle, are overlaid with what differs highlighted");
+  cmd->add_option("files", options.paths, "A replay, two replays, or an evidence bundle")
       ->expected(1, 2);
   options.participant_option =
       cmd->add_option("--participant", options.participant,
@@ -104,7 +104,7 @@ CLI::App* add_view_options(CLI::App& app, ViewOptions& options) {
 
 bool write_static_view_folder(const ViewOptions& options) {
   if (options.static_dir.empty()) {
-    if (options.paths.empty()) throw CommandError{"view needs a replay, two replays, two evidence folders or a bundle (or --static DIR)"};
+    if (options.paths.empty()) throw CommandError{"view needs a replay, two replays or a bundle (or --static DIR)"};
     return false;
   }
   if (!options.paths.empty()) {
@@ -126,15 +126,7 @@ ViewedFiles viewed_files(const ViewOptions& options) {
   if (options.participant_option->count() > 0) {
     throw CommandError{"--participant picks a participant of an evidence bundle; '" + options.paths[0] + "' is none"};
   }
-  std::error_code error;
-  const bool evidence = std::filesystem::is_directory(options.paths[0], error);
-  if (options.paths.size() == 2 && evidence != std::filesystem::is_directory(options.paths[1], error)) {
-    throw CommandError{"view compares two replays or two evidence folders, not one of each"};
-  }
-  if (evidence && options.paths.size() != 2) {
-    throw CommandError{"an evidence folder is viewed beside another one (view FOLDER_A FOLDER_B)"};
-  }
-  return evidence ? ViewedFiles::evidence_folders : ViewedFiles::replays;
+  return ViewedFiles::replays;
 }
 
 namespace {

@@ -24,7 +24,7 @@
 
 namespace lockstep::cli::detail {
 
-/// A participant's own state at a desync (from an evidence folder's state.snapshot, or a bundle).
+/// A participant's own state at a desync, from an evidence bundle.
 template <Simulation S>
 struct EvidenceState {
   S sim;

@@ -105,10 +105,6 @@ void replay_command(const ReplayOptions& options, replay::ReplayFile file, int* 
 
 // --- info ------------------------------------------------------------------------------------
 
-/// The desync tick an evidence folder's config.json names, or "(unknown)". Read the way every
-/// file is (a regular file, at most 64 KiB) and searched by hand: the folder is untrusted.
-std::string evidence_desync_tick(const std::string& path);
-
 /// The configuration as one line of JSON, when cereal's JSON archive can write it.
 template <Simulation S>
 std::string config_json(const typename S::Config& config) {
@@ -196,23 +192,6 @@ void info_snapshot(const std::string& path, bool fields) {
   if (!decoded) throw CommandError{"'" + path + "': " + first_error + " (as a snapshot of " + Sims::names() + ")"};
 }
 
-/// The files of a desync evidence folder, once its first line (`evidence …: desync at tick T`,
-/// from config.json) is printed; throws when either file is missing.
-struct EvidenceFiles {
-  std::string replay;
-  std::string snapshot;
-};
-EvidenceFiles announce_evidence(const std::string& folder);
-
-/// A desync evidence folder: the desync tick, the replay up to it, and the participant's own
-/// state at it.
-template <class Sims>
-void info_evidence(const std::string& folder, bool fields, int* exit_code) {
-  const EvidenceFiles files = announce_evidence(folder);
-  info_replay<Sims>(files.replay, exit_code);
-  info_snapshot<Sims>(files.snapshot, fields);
-}
-
 struct InfoOptions {
   std::string path;
   bool fields = false;
@@ -223,10 +202,8 @@ CLI::App* add_info_options(CLI::App& app, InfoOptions& options);
 
 template <class Sims>
 void info_command(const InfoOptions& options, int* exit_code) {
-  std::error_code error;
-  if (std::filesystem::is_directory(options.path, error)) return info_evidence<Sims>(options.path, options.fields, exit_code);
   if (replay::looks_like_bundle(options.path)) {
-    if (options.fields) throw CommandError{"--fields describes a snapshot or an evidence folder; `diff BUNDLE` names the fields that differ"};
+    if (options.fields) throw CommandError{"--fields describes a snapshot; `diff BUNDLE` names the fields that differ"};
     info_bundle(options.path, read_bundle_or_throw(options.path));
     *exit_code = k_exit_ok;
     return;
@@ -236,7 +213,7 @@ void info_command(const InfoOptions& options, int* exit_code) {
     *exit_code = k_exit_ok;
     return;
   }
-  if (options.fields) throw CommandError{"--fields describes a snapshot or an evidence folder, not a replay"};
+  if (options.fields) throw CommandError{"--fields describes a snapshot, not a replay"};
   info_replay<Sims>(options.path, exit_code);
 }
 
@@ -256,36 +233,6 @@ CLI::App* add_diff_options(CLI::App& app, DiffOptions& options);
 /// named by `describe`).
 void report_diff(const replay::DiffResult& result, std::size_t max_fields, std::string (*describe)(std::string_view),
                  int* exit_code);
-
-/// An evidence folder's state: the snapshot its participant wrote at the desync tick.
-template <Simulation S>
-EvidenceState<S> read_evidence_state(const std::string& folder) {
-  const std::string path = folder + "/state.snapshot";
-  std::error_code error;
-  if (!std::filesystem::exists(path, error)) {
-    throw CommandError{"'" + folder + "' is not a desync evidence folder (no state.snapshot)"};
-  }
-  const std::vector<std::byte> bytes = read_snapshot_bytes(path);
-  EvidenceState<S> state;
-  state.bytes = bytes.size();
-  Status decoded = decode_snapshot<S>(bytes, state.sim, state.tick);
-  if (!decoded) throw CommandError{"'" + path + "': " + decoded.error().message};
-  return state;
-}
-
-/// Two desync evidence folders: their replays hold the same inputs, so the states each
-/// participant actually had at the desync tick are what differ.
-template <Simulation S>
-replay::DiffResult diff_evidence_folders(const DiffOptions& options) {
-  const EvidenceState<S> a = read_evidence_state<S>(options.paths[0]);
-  const EvidenceState<S> b = read_evidence_state<S>(options.paths[1]);
-  replay::DiffResult result;
-  replay::report_fields(result, a.tick, a.sim, b.sim, std::max(a.bytes, b.bytes), options.max_state_mb << 20);
-  result.identical = result.fields.empty() && result.note.empty();
-  result.through_tick = std::min(a.tick, b.tick);
-  result.divergence_tick = result.report_tick = std::min(a.tick, b.tick);
-  return result;
-}
 
 template <Simulation S>
 Result<replay::DiffResult> diff_files(const DiffOptions& options, replay::ReplayFile a) {
@@ -317,13 +264,9 @@ Result<replay::DiffResult> diff_files(const DiffOptions& options, replay::Replay
   return result;
 }
 
-/// What `diff` compares: two evidence folders or replay files, and the first replay (which names
-/// the simulation; empty for folders without one, whose snapshots the first simulation reads).
-struct DiffInputs {
-  bool folders = false;
-  replay::ReplayFile first;
-};
-DiffInputs diff_inputs(const DiffOptions& options);
+/// The first replay `diff` compares (it names the simulation), read; refuses a bundle beside
+/// another file.
+replay::ReplayFile diff_first_replay(const DiffOptions& options);
 
 template <class Sims>
 void diff_command(const DiffOptions& options, int* exit_code) {
@@ -333,14 +276,13 @@ void diff_command(const DiffOptions& options, int* exit_code) {
                [&]<class S>() { diff_bundle<S>(bundle, options.max_fields, options.max_state_mb, exit_code); });
     return;
   }
-  DiffInputs inputs = diff_inputs(options);
-  const bool folders = inputs.folders;
-  const std::string simulation = inputs.first.header.simulation;
+  replay::ReplayFile first = diff_first_replay(options);
+  const std::string simulation = first.header.simulation;
   Result<replay::DiffResult> result = fail("no replays");
   std::string (*describe)(std::string_view) = nullptr;
   Sims::with(simulation, [&]<class S>() {
     describe = &replay::describe_field<S>;
-    result = folders ? Result<replay::DiffResult>(diff_evidence_folders<S>(options)) : diff_files<S>(options, std::move(inputs.first));
+    result = diff_files<S>(options, std::move(first));
   });
   if (!result) throw CommandError{result.error().message, k_exit_failed};
   report_diff(*result, options.max_fields, describe, exit_code);

@@ -1,6 +1,6 @@
 #pragma once
-// `view`: a web page that plays one replay, two replays overlaid, or two desync evidence folders,
-// served by ViewServer; frames are re-simulated on demand from the nearest keyframe or snapshot.
+// `view`: a web page that plays one replay, two replays overlaid, or two participants of a desync
+// evidence bundle, served by ViewServer; frames are re-simulated on demand from the nearest keyframe or snapshot.
 // The page's messages, the server's loop and the options need no simulation type: they are
 // compiled once in the cli library (src/view_command.cpp).
 
@@ -79,7 +79,7 @@ void mark_differing_shapes(const DrawList& a, const DrawList& b, const std::set<
                            std::vector<std::uint8_t>& differs);
 
 /// One world of the view: a replay played on demand, and optionally the state a participant
-/// had at its evidence tick (a desync evidence folder), which replaces the replay's there.
+/// had at its evidence tick (a participant of an evidence bundle), which replaces the replay's there.
 template <Simulation S>
 struct ViewWorld {
   replay::Player<S> player;
@@ -101,7 +101,7 @@ class ReplayView {
     last_ = ~std::uint64_t{0};
     for (const ViewWorld<S>& w : worlds_) {
       first_ = std::max(first_, w.player.start_tick());
-      // An evidence folder ends at its own state, which may lie past its replay's last tick.
+      // A participant's evidence ends at its own state, which may lie past its replay's last tick.
       last_ = std::min(last_, w.evidence ? w.evidence->tick() : w.player.last_tick());
     }
     if (first_ > last_) throw CommandError{"the files share no tick to show"};
@@ -255,7 +255,7 @@ CLI::App* add_view_options(CLI::App& app, ViewOptions& options);
 bool write_static_view_folder(const ViewOptions& options);
 
 /// What `view` shows.
-enum class ViewedFiles { replays, evidence_folders, bundle };
+enum class ViewedFiles { replays, bundle };
 
 /// Checks the paths `view` was given (and --listen, --participant); returns what they are.
 ViewedFiles viewed_files(const ViewOptions& options);
@@ -291,27 +291,14 @@ std::optional<ViewDivergence> view_divergence(Result<replay::DiffResult> result)
   return divergence;
 }
 
-/// The worlds of `view`: one replay (checked against its own recording), two replays (compared
-/// tick by tick), or two evidence folders (each replay with the participant's own state at the
-/// desync tick).
+/// The worlds of `view`: one replay (checked against its own recording), or two replays (compared
+/// tick by tick).
 template <Simulation S>
-ReplayView<S> open_view(const ViewOptions& options, bool evidence) {
+ReplayView<S> open_view(const ViewOptions& options) {
   std::vector<ViewWorld<S>> worlds;
   std::optional<ViewDivergence> divergence;
   const std::string& a = options.paths[0];
-  if (evidence) {
-    DiffOptions diff;
-    diff.paths = options.paths;
-    diff.force = options.force;
-    diff.max_state_mb = options.max_state_mb;
-    for (const std::string& folder : options.paths) {
-      ViewWorld<S> world = open_view_world<S>(folder + "/replay.lsr", folder, options);
-      EvidenceState<S> state = read_evidence_state<S>(folder);
-      world.evidence.emplace(std::move(state.sim), state.tick);
-      worlds.push_back(std::move(world));
-    }
-    divergence = view_divergence<S>(diff_evidence_folders<S>(diff));
-  } else if (options.paths.size() == 2) {
+  if (options.paths.size() == 2) {
     worlds.push_back(open_view_world<S>(a, a, options));
     worlds.push_back(open_view_world<S>(options.paths[1], options.paths[1], options));
     Progress progress("compare", std::min(worlds[0].player.last_tick(), worlds[1].player.last_tick()));
@@ -368,14 +355,13 @@ void view_command(const ViewOptions& options, int* exit_code) {
     });
     return;
   }
-  const bool evidence = files == ViewedFiles::evidence_folders;
-  const replay::ReplayFile first = read_or_throw(evidence ? options.paths[0] + "/replay.lsr" : options.paths[0]);
+  const replay::ReplayFile first = read_or_throw(options.paths[0]);
   Sims::with(first.header.simulation, [&]<class S>() {
-    ReplayView<S> view = open_view<S>(options, evidence);
+    ReplayView<S> view = open_view<S>(options);
     const FramesFn frames = [&view](const view::FramesRequest& request, view::FrameBatchWriter& out) {
       return view.frames(request, out);
     };
-    serve_view(view.first_tick(), view.last_tick(), view.hello_json(evidence), frames, options, exit_code);
+    serve_view(view.first_tick(), view.last_tick(), view.hello_json(false), frames, options, exit_code);
   });
 }
 

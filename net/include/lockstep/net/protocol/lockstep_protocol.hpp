@@ -57,7 +57,7 @@ struct SessionParameters {
   std::uint64_t end_tick = 0;  ///< the session ends after this tick
   std::uint64_t seed = 0;
   Slot slot = k_no_slot;  ///< this participant's slot, or k_no_slot (relay host, spectator)
-  std::uint64_t session = 0;      ///< the host's random session id (names evidence folders)
+  std::uint64_t session = 0;      ///< the host's random session id (names evidence bundles)
   /// W: players step up to this many ticks ahead of the confirmed ones (0: lockstep).
   std::uint32_t prediction_window = 0;
 };

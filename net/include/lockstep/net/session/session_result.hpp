@@ -14,7 +14,7 @@ struct SessionResult {
   std::uint64_t tick = 0;        ///< the last tick stepped
   std::uint64_t hash = 0;        ///< its state hash
   std::uint64_t desync_tick = 0;
-  std::string evidence;          ///< desync: the evidence folder (or why it could not be written)
+  std::string evidence;          ///< desync: the host's bundle (or why none), a joiner's evidence sent or not
   std::string message;           ///< refused or failed: why, one line
 };
 

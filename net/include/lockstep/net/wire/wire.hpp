@@ -187,7 +187,7 @@ struct Welcome {
   /// the joiner's (net/PROTOCOL.md, "Keys").
   PublicKey host_ephemeral{};
   std::uint64_t nonce = 0;  ///< the hello's: several joiners behind one address tell theirs apart
-  std::uint64_t session = 0;  ///< a random id, for people and evidence folders only
+  std::uint64_t session = 0;  ///< a random id, for people and evidence bundles only
   Slot slot = k_no_slot;
   std::uint16_t players = 0;
   std::uint8_t input_bytes = 0;
