@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -211,4 +212,48 @@ TEST_CASE("a desync found earlier after the host has asked for evidence: everyon
     INFO(replay::participant_name(p) << ": " << p.missing);
     CHECK(p.present());
   }
+}
+
+TEST_CASE("resyncing, the host's bundle holds its own state of the desync tick though it writes the bundle "
+          "seconds later, and names a participant lost at the desync",
+          "[net][session][resync][bundle]") {
+  testing::TempDir dir;
+  VirtualSessions<WalkerSim> group;
+  net::HostConfig host = host_config(900);
+  host.resync = true;
+  host.evidence_dir = dir.path();
+  REQUIRE(group.host({3, 1000}, 5, host, {}, walker_step).ok());
+  net::JoinConfig join = join_config();
+  join.evidence_dir = dir.path();
+  group.join(net::Role::player, join, {}, walker_step);
+  group.join(net::Role::player, join, {}, walker_step);
+  group.join(net::Role::spectator, join, {}, walker_step);
+  group[1].session->debug_perturb(120, [](WalkerSim& sim) {
+    const std::vector<WalkerInput> push(3, WalkerInput{1});
+    (void)sim.step(push);
+  });
+  // The spectator dies as the host finds the desync: the players step on while the host waits its
+  // 3 s (180 ticks) for the spectator's evidence.
+  std::vector<net::ProtocolEvent> events;
+  REQUIRE(group.run(seconds(60), [&](net::Instant) {
+    if (!group[3].killed() && group[0].session->protocol().desync_tick() != 0) group.kill(3);
+    for (net::ProtocolEvent e; group[0].session->poll_event(e);) events.push_back(e);
+  }));
+  const auto recorded = std::find_if(events.begin(), events.end(),
+                                     [](const net::ProtocolEvent& e) { return net::is<net::event::DesyncRecorded>(e); });
+  REQUIRE(recorded != events.end());
+  const auto& desync = std::get<net::event::DesyncRecorded>(*recorded);
+  CHECK(desync.tick == 120);
+  Result<replay::EvidenceBundle> bundle = replay::read_bundle_file(desync.evidence);
+  REQUIRE(bundle.ok());
+  REQUIRE(bundle->participants.size() == 4);
+  const replay::BundleParticipant& own = bundle->participants[0];
+  REQUIRE(own.present());
+  CHECK(state_hash(own) == own.desync_hash->value);  // its state of tick 120 (state_hash checks the tick)
+  CHECK(own.desync_hash->value == bundle->participants[2].desync_hash->value);  // as the other honest player's
+  CHECK(bundle->participants[1].desync_hash->value != own.desync_hash->value);  // the perturbed one apart
+  // Named missing: the host stopped waiting, or found it gone first (both 3 s on).
+  CHECK_THAT(bundle->participants[3].missing, Catch::Equals("it sent nothing within the 3000 ms the host waits") ||
+                                                  Catch::Equals("it left the session before it sent any"));
+  CHECK(group[0].session->result()->outcome == Outcome::finished);
 }

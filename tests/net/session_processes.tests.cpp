@@ -518,8 +518,8 @@ TEST_CASE("with --on-desync resync a peer perturbed at tick 300 is resynced: eve
   CHECK(std::regex_match(results[0].last_line(), std::regex("tick 900 hash [0-9a-f]{16}")));
   CHECK(std::regex_search(results[0].out, std::regex("host: player [12] diverged at tick 300; sending it the host's state")));
   CHECK(std::regex_search(results[2].out, std::regex("peer: went back to the host's state of tick [0-9]+")));
-  CHECK(evidence[1] == "sent to the host, which writes the bundle");
-  CHECK(evidence[2] == "sent to the host, which writes the bundle");
+  CHECK(evidence[1] == "sending it to the host, which writes the bundle");
+  CHECK(evidence[2] == "sending it to the host, which writes the bundle");
   const std::string& bundle = evidence[0];
   CHECK(std::filesystem::path(bundle).filename().string().ends_with("-at-300.lsbundle"));
   // The perturbed player's evidence is of its own diverged state, taken before it went back.

@@ -294,7 +294,7 @@ TEST_CASE("resyncing: a perturbed player gets the host's state and goes on, ever
     const auto& desync = std::get<net::event::DesyncRecorded>(*recorded);
     CHECK(desync.tick == 300);
     if (i > 0) {
-      CHECK(desync.evidence == "sent to the host, which writes the bundle");
+      CHECK(desync.evidence == "sending it to the host, which writes the bundle");
       continue;
     }
     // The bundle holds everyone's, the perturbed player's of its own state before it went back.

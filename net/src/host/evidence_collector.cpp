@@ -70,6 +70,16 @@ bool EvidenceCollector::complete() const {
                      [](const Intake& i) { return !i.evidence.empty() || !i.refused.empty(); });
 }
 
+void EvidenceCollector::departed(ConnectionId connection) {
+  Intake* intake = find(connection);
+  if (intake != nullptr && intake->evidence.empty() && intake->refused.empty()) {
+    const StateReceiver& r = intake->receiver;
+    intake->refused = r.expected() ? "it left the session after sending " + std::to_string(r.received()) + " of " +
+                                         std::to_string(r.size()) + " bytes"
+                                   : "it left the session before it sent any";
+  }
+}
+
 void EvidenceCollector::note_reported(ConnectionId connection, WireHash hash) {
   if (Intake* intake = find(connection)) intake->who.reported = hash;
 }

@@ -34,8 +34,15 @@ void HostProtocol::expect_evidence() {
 void HostProtocol::handle_evidence(Connection& c, std::span<const std::byte> datagram) {
   const Decoded<EvidencePiece> m = read_evidence(datagram);
   if (!m) return drop(m.drop);
-  if (!evidence_since_) return drop(DropReason::unexpected_type);
-  if (const DropReason taken = evidence_.take(c.id, *m, now_); taken != DropReason::none) drop(taken);
+  const DropReason taken = evidence_since_ ? evidence_.take(c.id, *m, now_) : DropReason::unexpected_type;
+  if (taken == DropReason::none) return;
+  drop(taken);
+  // Evidence the host did not ask for (a joiner that came after the desync, or one of a desync
+  // bundled already) is refused, so that its sender stops: one acknowledgement, smaller than the piece.
+  if (taken == DropReason::unexpected_type) {
+    const EvidenceAck refused{m->offer.tick, m->offer.bytes, k_evidence_refused};
+    send_sealed(c, MessageType::evidence_ack, [&](std::vector<std::byte>& out, const Header& h) { write_evidence_ack(out, h, refused); });
+  }
 }
 
 bool HostProtocol::poll_evidence(Instant now) {

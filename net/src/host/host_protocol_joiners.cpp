@@ -403,6 +403,7 @@ void HostProtocol::depart(Connection& c, Departure how) {
   // Spectators, late players that never played and replaced holders hold nothing anyone needs.
   const bool forgotten = !c.is_player() || late || how == Departure::replaced || how == Departure::refused;
   c.phase = forgotten ? ConnectionPhase(phase::Forgotten{}) : ConnectionPhase(phase::Gone{});
+  evidence_.departed(c.id);  // whatever of its evidence is missing stays so
   if (state_ == HostState::waiting) {
     if (c.is_player()) {
       set_slot(c.slot, {SlotState::waiting, 0, 0});
@@ -421,7 +422,7 @@ void HostProtocol::depart(Connection& c, Departure how) {
   if (neutral_from <= config_.end_tick) emit(event::Gone{c.slot, neutral_from, by_goodbye});
   // A relay host with no player left has nothing more to relay: the session ends here, unless
   // every tick is assembled already (the players finished): then the spectators get them all first.
-  if (config_.relay && !reclaiming_ && ticks().known_through() < config_.end_tick &&
+  if (config_.relay && !reclaiming_ && state_ != HostState::ending && ticks().known_through() < config_.end_tick &&
       std::all_of(slots().begin(), slots().begin() + config_.players,
                   [](const SlotStatus& slot) { return slot.state == SlotState::gone; })) {
     return finish(Outcome::finished, {});

@@ -445,6 +445,8 @@ void PeerProtocol::poll(Instant now) {
   // resyncing session that desynced, for up to a timeout (the host acknowledges no hash of a
   // diverged player before its resync, which may be this one's).
   const Duration linger = resyncs() && desync_tick() != 0 ? Duration(config_.timeout_after) : Duration(config_.linger);
+  // Its evidence of a late desync still on its way: it stays for it, up to a timeout.
+  if (evidence_.sending(now, config_.timeout_after) && now - *finished_since_ <= Duration(config_.timeout_after)) return;
   if (hash_acked_ >= parameters().end_tick || parameters().slot == k_no_slot || host_left_ || now - *finished_since_ > linger) {
     say_goodbye();
     stop(Outcome::finished, {});
@@ -530,7 +532,10 @@ void PeerProtocol::provide_evidence(std::uint64_t desync_tick, std::vector<std::
 }
 
 void PeerProtocol::poll_desync(Instant now) {
-  if (!desync_seen_) desync_seen_ = now;
+  if (!desync_seen_ || desync_seen_tick_ != desync_tick()) {  // a tick that moved earlier is new
+    desync_seen_ = now;
+    desync_seen_tick_ = desync_tick();
+  }
   // The host ends the session once it holds everyone's evidence (or has waited for it), and says
   // goodbye: a participant stays until then, so that it can send its evidence again should the
   // desync tick move earlier. It stops sooner when the host is silent, when the session gave it
@@ -551,7 +556,8 @@ void PeerProtocol::poll_desync(Instant now) {
   if (now < next_send()) return;
   send_update(now);  // its hashes through the desync tick, with the pieces
   send_evidence(now);
-  sent(now, now + std::chrono::milliseconds(10));
+  const bool sending = evidence_.sending(now, config_.timeout_after);
+  sent(now, now + (sending ? Duration(std::chrono::milliseconds(10)) : 2 * tick_period()));
 }
 
 void PeerProtocol::send_evidence(Instant now) {

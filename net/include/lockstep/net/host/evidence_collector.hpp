@@ -49,6 +49,10 @@ class EvidenceCollector {
   /// Every participant expected holds its evidence whole here (or cannot: too large).
   [[nodiscard]] bool complete() const;
 
+  /// `connection` left: what it has not sent whole stays missing (and a later connection given
+  /// its id is refused).
+  void departed(ConnectionId connection);
+
   /// `connection`'s hash of the desync tick as it reported it (it may come after the desync is
   /// found).
   void note_reported(ConnectionId connection, WireHash hash);

@@ -161,6 +161,7 @@ class PeerProtocol final : public LockstepProtocol {
   StateReceiver incoming_;  ///< a late joiner's or a resync's state on its way
   EvidenceUpload evidence_;  ///< its evidence of a desync, on its way to the host
   std::optional<Instant> desync_seen_;  ///< when it learnt of the desync (a session that stops)
+  std::uint64_t desync_seen_tick_ = 0;  ///< … of this tick
   std::uint64_t evidence_tick_ = 0;     ///< the desync its evidence (on its way) is of
   bool resyncing_ = false;  ///< the state on its way (or taken) is a resync's, not a late start's
   std::uint64_t reconnect_key_ = 0;

@@ -5,6 +5,7 @@
 /// it is missing. The format is replay/evidence_bundle.hpp's.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,11 +98,22 @@ class DesyncBundles {
 
   explicit DesyncBundles(std::string dir) : dir_(std::move(dir)) {}
 
-  /// Writes the bundle of the desync at `desync_tick` (write_desync_bundle's arguments); returns
-  /// its path, or "none: " and why.
+  /// The host's own evidence of the desync at `desync_tick`, made when it learnt of it (its state
+  /// then: the bundle is written seconds later). Returns true.
+  bool keep_own(std::uint64_t desync_tick, Result<ParticipantEvidence> own) {
+    own_tick_ = desync_tick;
+    own_.emplace(std::move(own));
+    return true;
+  }
+
+  /// Writes the bundle of the desync at `desync_tick`, the host's own evidence kept for it first,
+  /// then `others`; returns its path, or "none: " and why.
   template <Simulation S>
-  const std::string& write(const SessionParameters& session, std::uint64_t desync_tick, Result<ParticipantEvidence> own,
-                           std::vector<CollectedEvidence> others) {
+  const std::string& write(const SessionParameters& session, std::uint64_t desync_tick, std::vector<CollectedEvidence> others) {
+    Result<ParticipantEvidence> own = own_ && own_tick_ == desync_tick
+                                          ? std::move(*own_)
+                                          : Result<ParticipantEvidence>(fail("the host kept no evidence of tick ", desync_tick));
+    own_.reset();
     if (written_ >= k_max_bundles) {
       last_ = "none: the host has written " + std::to_string(k_max_bundles) + " bundles in this session already";
       return last_;
@@ -121,6 +133,8 @@ class DesyncBundles {
   std::string dir_;
   std::uint32_t written_ = 0;
   std::string last_;
+  std::uint64_t own_tick_ = 0;
+  std::optional<Result<ParticipantEvidence>> own_;
 };
 
 /// A joiner's evidence of a desync: sent once it has stepped to the desync tick, or as far as the

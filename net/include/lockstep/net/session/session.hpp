@@ -457,20 +457,20 @@ class Session {
     return true;
   }
 
-  /// A desync at `desync_tick`: a joiner sends its evidence to the host, which writes the bundle.
-  /// Resyncing, everyone goes on (saying so).
+  /// A desync: a joiner sends its evidence, the host keeps its own (of its state now); resyncing, all go on.
   bool answer(request::EvidenceDue& due, Instant now) {
-    if (protocol_->resyncs() && runner_) resync_.desynced(now);
-    if (protocol_->is_host()) return true;
+    if (!runner_ && protocol_->resyncs()) return true;  // it came after the desync: none to give
+    if (protocol_->resyncs()) resync_.desynced(now);
+    if (protocol_->is_host()) return bundles_.keep_own(due.desync_tick, own_evidence(due.desync_tick));
     pending_evidence_.due(due.desync_tick);
     send_pending_evidence();
-    if (protocol_->resyncs()) events_.push_back(event::DesyncRecorded{due.desync_tick, "sent to the host, which writes the bundle"});
+    if (protocol_->resyncs()) events_.push_back(event::DesyncRecorded{due.desync_tick, "sending it to the host, which writes the bundle"});
     return true;
   }
 
   /// The host collected the others' evidence of a desync: the bundle, its own first.
   bool answer(request::BundleDue& due, Instant) {
-    const std::string& path = bundles_.write<S>(parameters(), due.desync_tick, own_evidence(due.desync_tick), std::move(due.others));
+    const std::string& path = bundles_.write<S>(parameters(), due.desync_tick, std::move(due.others));
     if (protocol_->resyncs()) events_.push_back(event::DesyncRecorded{due.desync_tick, path});
     return true;
   }
