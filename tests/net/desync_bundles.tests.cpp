@@ -40,6 +40,15 @@ std::uint64_t state_hash(const replay::BundleParticipant& p) {
   return Runner<WalkerSim>(std::move(sim), tick).hash();
 }
 
+/// Participant `i` of `group` (of `players` players) steps once more after `tick`: a state no
+/// one else has.
+void diverge(VirtualSessions<WalkerSim>& group, std::size_t i, std::uint64_t tick, std::uint32_t players) {
+  group[i].session->debug_perturb(tick, [players](WalkerSim& sim) {
+    const std::vector<WalkerInput> push(players, WalkerInput{1});
+    (void)sim.step(push);
+  });
+}
+
 /// A host and `players` − 1 players (and a spectator), those in `diverging` (slots) stepping once
 /// more after tick 120; the host's bundle.
 replay::EvidenceBundle desync_of(std::uint32_t players, const std::set<std::uint32_t>& diverging,
@@ -52,12 +61,7 @@ replay::EvidenceBundle desync_of(std::uint32_t players, const std::set<std::uint
   join.evidence_dir = dir.path();
   for (std::uint32_t p = 1; p < players; ++p) group.join(net::Role::player, join, {}, walker_step);
   group.join(net::Role::spectator, join, {}, walker_step);
-  for (const std::uint32_t slot : diverging) {
-    group[slot].session->debug_perturb(120, [players](WalkerSim& sim) {
-      const std::vector<WalkerInput> push(players, WalkerInput{1});
-      (void)sim.step(push);  // one extra step: a state no one else has
-    });
-  }
+  for (const std::uint32_t slot : diverging) diverge(group, slot, 120, players);
   // The host ends as soon as it holds everyone's evidence, well inside its 3 s wait.
   net::Instant found_at{0};
   REQUIRE(group.run(seconds(30), [&](net::Instant now) {
@@ -137,10 +141,7 @@ TEST_CASE("a participant that cannot send its evidence is named in the bundle wi
   join.evidence_dir = dir.path();
   group.join(net::Role::player, join, {}, walker_step);
   group.join(net::Role::player, join, {}, walker_step);
-  group[1].session->debug_perturb(120, [](WalkerSim& sim) {
-    const std::vector<WalkerInput> push(3, WalkerInput{1});
-    (void)sim.step(push);
-  });
+  diverge(group, 1, 120, 3);
   // Slot 2's process dies as the host finds the desync: it sends nothing.
   net::Instant found_at{0};
   REQUIRE(group.run(seconds(30), [&](net::Instant now) {
@@ -181,14 +182,8 @@ TEST_CASE("a desync found earlier after the host has asked for evidence: everyon
   join.evidence_dir = dir.path();
   group.join(net::Role::player, join, {}, walker_step);
   group.join(net::Role::player, join, {}, walker_step);
-  const auto diverge_at = [&](std::size_t i, std::uint64_t tick) {
-    group[i].session->debug_perturb(tick, [](WalkerSim& sim) {
-      const std::vector<WalkerInput> push(3, WalkerInput{1});
-      (void)sim.step(push);
-    });
-  };
-  diverge_at(1, 120);
-  diverge_at(2, 112);
+  diverge(group, 1, 120, 3);
+  diverge(group, 2, 112, 3);
   // Slot 2 freezes at tick 110 for half a second: the host hears of slot 1's divergence at 120
   // first, then of slot 2's at 112.
   std::optional<net::Instant> frozen_at;
@@ -228,10 +223,7 @@ TEST_CASE("resyncing, the host's bundle holds its own state of the desync tick t
   group.join(net::Role::player, join, {}, walker_step);
   group.join(net::Role::player, join, {}, walker_step);
   group.join(net::Role::spectator, join, {}, walker_step);
-  group[1].session->debug_perturb(120, [](WalkerSim& sim) {
-    const std::vector<WalkerInput> push(3, WalkerInput{1});
-    (void)sim.step(push);
-  });
+  diverge(group, 1, 120, 3);
   // The spectator dies as the host finds the desync: the players step on while the host waits its
   // 3 s (180 ticks) for the spectator's evidence.
   std::vector<net::ProtocolEvent> events;
