@@ -72,6 +72,9 @@ void add_host_options(CLI::App* cmd, HostFlags& o, const NetHooks& hooks) {
                   "(default " + o.on_desync + ")")
       ->check(CLI::IsMember({"stop", "resync"}));
   cmd->add_flag("--relay", o.relay, "Relay only: the host plays no slot");
+  cmd->add_flag("--no-migration", o.no_migration,
+                "Give the players no order of succession: the session ends when the host is lost (by default a "
+                "player takes over)");
   cmd->add_option("--ticks", o.ticks, "The session ends after this tick (default " + std::to_string(o.ticks) + ")")
       ->check(whole_number(1, k_max_command_ticks));
   cmd->add_option("--input-delay", o.input_delay,
@@ -209,6 +212,7 @@ net::HostConfig host_config(const HostFlags& o) {
   }
   host.start_with = o.start_with;
   host.resync = o.on_desync == "resync";
+  host.migration = !o.no_migration;
   host.end_tick = o.ticks;
   // auto: the configuration's first delay (its ticks are neutral); the host then adapts it to the players.
   host.adaptive_delay = o.input_delay == "auto";

@@ -116,6 +116,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check(back.ok() && back->tick == ack->tick && back->received == ack->received && back->held == ack->held);
       }
       break;
+    case MessageType::succession:
+      if (const Decoded<Succession> plan = read_succession(datagram, players)) {
+        write_succession(again, *header, *plan);
+        const Decoded<Succession> back = read_succession(again, players);
+        check(back.ok() && *back == *plan && (!same_layout || again == std::vector<std::byte>(datagram.begin(), datagram.end())));
+      }
+      break;
+    case MessageType::handoff:
+      if (const Decoded<Handoff> handoff = read_handoff(datagram, {players, input_bytes, false})) {
+        write_handoff(again, *header, *handoff);
+        const Decoded<Handoff> back = read_handoff(again, {players, input_bytes, false});
+        check(back.ok() && back->first_tick == handoff->first_tick && back->input_ticks == handoff->input_ticks &&
+              back->after_previous == handoff->after_previous);
+      }
+      break;
+    case MessageType::succeeded:
+      if (const Decoded<Succeeded> m = read_succeeded(datagram)) {
+        write_succeeded(again, *header, *m);
+        check(!same_layout || again == std::vector<std::byte>(datagram.begin(), datagram.end()));
+      }
+      break;
     case MessageType::challenge: (void)read_challenge(datagram); break;
     case MessageType::connect:
       // The clear part and the MAC; then the rest as though it had opened (its plaintext where

@@ -110,12 +110,13 @@ TEST_CASE("input assembly makes waiting and gone slots neutral, and a late slot 
   CHECK_FALSE(a.complete_tick(6, slots));  // slot 0 holds through 4 only
 }
 
-TEST_CASE("the host's own input is taken only for the next tick", "[net][inputs]") {
-  InputAssembly a(1, bytes({0}), 2);
-  CHECK_FALSE(a.take_own(4, bytes({1}), k_now));
-  CHECK(a.take_own(3, bytes({1}), k_now));
-  CHECK_FALSE(a.take_own(4, bytes({1, 2}), k_now));  // the wrong size
-  CHECK(a.held_through(0) == 3);
+TEST_CASE("the host's own input is taken only for its slot's next tick", "[net][inputs]") {
+  InputAssembly a(3, bytes({0}), 2);
+  CHECK_FALSE(a.take_own(2, 4, bytes({1}), k_now));
+  CHECK(a.take_own(2, 3, bytes({1}), k_now));
+  CHECK_FALSE(a.take_own(2, 4, bytes({1, 2}), k_now));  // the wrong size
+  CHECK(a.held_through(2) == 3);
+  CHECK(a.held_through(0) == 2);  // a successor's slot is not 0: slot 0 is untouched
 }
 
 TEST_CASE("a decided input is the slot's latest, and its own input for that tick comes too late",

@@ -117,6 +117,7 @@ std::string session_transcript() {
   CHECK(group[*refused].session->result()->outcome == net::Outcome::refused);
   CHECK(group[0].session->resyncs() == 0);
   CHECK(group[1].session->resyncs() == 1);
+  INFO(group[0].session->result()->message);
   CHECK(group[0].session->result()->outcome == net::Outcome::finished);
   CHECK(group[*back].session->result()->hash == group[0].session->result()->hash);
   // The killed player's inputs were decided by the input tolerance until it was back.

@@ -414,6 +414,72 @@ TEST_CASE("four players, one nudged at tick 300: everyone stops there, the host 
   CHECK(replay.exit_code == 0);
 }
 
+TEST_CASE("the host killed with SIGKILL at tick 400 of 1,200 — a player host, a relay host, and with --rollback 8: "
+          "a player takes over, the three survivors finish on one hash, and their recordings are identical and verify",
+          "[net][processes][migration]") {
+  // The three sessions at once (twelve processes), each of the arena's 300 bodies at 120 Hz.
+  struct Run {
+    std::string name;
+    std::vector<std::string> host_flags;
+    std::string port;
+    std::unique_ptr<RunningProcess> host;
+    std::vector<std::unique_ptr<RunningProcess>> players;
+  };
+  TempDir dir;
+  std::vector<Run> runs;
+  runs.push_back({"plain", {"--players", "4"}, {}, {}, {}});
+  runs.push_back({"relay", {"--players", "3", "--relay"}, {}, {}, {}});
+  runs.push_back({"rollback", {"--players", "4", "--rollback", "8"}, {}, {}, {}});
+  for (Run& r : runs) {
+    r.port = std::to_string(free_udp_port());
+    r.host = std::make_unique<RunningProcess>(
+        k_lockstep, with({"host", "--open", "--port", r.port, "--bot", "--bodies", "300", "--ticks", "1200", "--tick-rate",
+                          k_fast_rate, "--wait-timeout", k_wait_timeout_s},
+                         r.host_flags));
+    REQUIRE(r.host->wait_for("host: session"));
+    for (int p = 1; p <= 3; ++p) {
+      r.players.push_back(std::make_unique<RunningProcess>(
+          k_lockstep, std::vector<std::string>{"join", "127.0.0.1:" + r.port, "--bot", "--record",
+                                               dir.file(r.name + std::to_string(p) + ".lsr")}));
+    }
+  }
+  for (Run& r : runs) {
+    REQUIRE(r.players.front()->wait_for_tick(400));
+    r.host->signal(SIGKILL);
+  }
+  for (Run& r : runs) {
+    const ProcessResult host = r.host->finish();
+    CHECK(host.exit_code == 128 + SIGKILL);
+    std::vector<ProcessResult> survivors;
+    for (auto& p : r.players) survivors.push_back(p->finish());
+    const std::string lost = "(the host at 127.0.0.1:" + r.port + " was lost)";
+    int took_over = 0;
+    for (const ProcessResult& s : survivors) {
+      INFO(r.name << ": " << s.out << s.err);
+      CHECK(s.exit_code == 0);
+      CHECK(std::regex_match(s.last_line(), std::regex("tick 1200 hash [0-9a-f]{16}")));
+      CHECK(s.last_line() == survivors.front().last_line());
+      if (std::regex_search(s.out, std::regex("host: took over at tick [0-9]+ \\(the host at 127\\.0\\.0\\.1:[0-9]+ was lost\\)"))) {
+        ++took_over;
+      } else {
+        CHECK(std::regex_search(s.out, std::regex("peer: moved to the host at 127\\.0\\.0\\.1:[0-9]+ \\(player [0-9]\\) at tick [0-9]+ ")));
+      }
+      CHECK_THAT(s.out, Catch::Contains(lost));
+    }
+    CHECK(took_over == 1);
+    const std::string recording = read_file(dir.file(r.name + "1.lsr"));
+    for (int p = 1; p <= 3; ++p) {
+      const std::string name = dir.file(r.name + std::to_string(p) + ".lsr");
+      CHECK(read_file(name) == recording);
+      const ProcessResult replay = run_process(k_lockstep, {"replay", name});
+      INFO(replay.out << replay.err);
+      CHECK(replay.exit_code == 0);
+      CHECK(replay.last_line().substr(replay.last_line().rfind(' ')) ==
+            survivors.front().last_line().substr(survivors.front().last_line().rfind(' ')));
+    }
+  }
+}
+
 TEST_CASE("a session started with two of three: a peer killed at tick 400 comes back with its key, a "
           "third player joins at tick 600, and everyone ends on one hash with verifying recordings",
           "[net][processes][late][reconnect]") {

@@ -755,8 +755,11 @@ TEST_CASE("every seed of the datagram decoder's fuzz corpus is a message of this
       case MessageType::path: read = read_path(datagram).ok(); break;
       case MessageType::evidence: read = read_evidence(datagram).ok(); break;
       case MessageType::evidence_ack: read = read_evidence_ack(datagram).ok(); break;
+      case MessageType::succession: read = read_succession(datagram, players).ok(); break;
+      case MessageType::handoff: read = read_handoff(datagram, RelayShape{players, input_bytes, false}).ok(); break;
+      case MessageType::succeeded: read = read_succeeded(datagram).ok(); break;
     }
     CHECK(read);
   }
-  CHECK(types.size() == 13);  // one seed at least of every message type
+  CHECK(types.size() == 16);  // one seed at least of every message type
 }

@@ -247,6 +247,14 @@ Scenario resync(std::uint64_t seed, std::uint64_t ticks, std::uint64_t tick, dou
   return s;
 }
 
+Scenario host_lost(std::uint64_t seed, std::uint64_t ticks, std::uint32_t at_ms, double loss) {
+  Scenario s = arena_session(seed, 4, 0, ticks, loss);
+  s.trouble = Trouble::kill;
+  s.victim = 0;
+  s.trouble_at_ms = at_ms;
+  return s;
+}
+
 Scenario round_trip(std::uint64_t seed, std::uint32_t round_trip_ms, std::optional<std::uint32_t> delay,
                     std::uint64_t ticks, std::uint32_t jitter_ms, std::uint32_t prediction_window) {
   Scenario s;

@@ -105,6 +105,10 @@ Scenario late_player(std::uint64_t seed, std::uint64_t ticks, std::uint32_t join
 /// `tick`, 20±5 ms each way and `loss`.
 Scenario resync(std::uint64_t seed, std::uint64_t ticks, std::uint64_t tick, double loss);
 
+/// A fixed scenario for host migration's figures: the 1,000-body arena, the host and 3 players, the
+/// host killed `at_ms` after tick 1, 20±5 ms each way and `loss`.
+Scenario host_lost(std::uint64_t seed, std::uint64_t ticks, std::uint32_t at_ms, double loss);
+
 Scenario round_trip(std::uint64_t seed, std::uint32_t round_trip_ms, std::optional<std::uint32_t> delay,
                     std::uint64_t ticks, std::uint32_t jitter_ms = 10, std::uint32_t prediction_window = 0);
 
@@ -144,6 +148,10 @@ struct ScenarioReport {
   std::uint64_t resimulated_ticks = 0;
   std::uint64_t resimulated_max = 0;
   std::uint64_t prediction_max = 0;
+  /// Host migration: a player took over, and the time from the trouble's start (the host's loss)
+  /// until a survivor stepped the first tick its successor decided.
+  bool migrated = false;
+  double migration_stall_ms = 0;
 };
 
 /// Runs `scenario` to the end, its participants writing any desync evidence into `evidence_dir`;

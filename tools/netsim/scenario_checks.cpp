@@ -75,6 +75,9 @@ bool Run::excused(std::uint32_t i, const net::SessionResult& r) const {
   const bool unanswered = !p.session->welcomed() && r.outcome == Outcome::network_failed &&
                           (r.message.rfind("no answer from the host", 0) == 0 ||
                            r.message.find("did not let this joiner in") != std::string::npos);
+  // The host that was succeeded (killed, frozen or cut off past the detection time) ends when it
+  // finds its participants gone on without it.
+  if (successor_ && i == 0 && r.outcome == Outcome::network_failed) return true;
   const net::SessionResult& host_result = *group_[0].session->result();
   const bool host_gave_up = host_result.outcome == Outcome::network_failed &&
                             host_result.message.rfind("gave up waiting for players", 0) == 0 &&
@@ -100,9 +103,14 @@ void Run::check(ScenarioReport& report) const {
 void Run::check_agreement(const Failed& failed) const {
   std::map<std::uint64_t, std::pair<std::uint64_t, std::uint32_t>> reference;
   const net::TickLog& host_ticks = group_[0].session->protocol().ticks();
+  // After a migration the successor assembled every tick past the handoff.
+  const net::TickLog& successor_ticks = group_[successor_.value_or(0)].session->protocol().ticks();
   for (std::uint32_t i = 0; i < group_.size(); ++i) {
     const Sessions::Participant& p = group_[i];
     for (const auto& [t, hash] : p.hashes) {
+      // The lost host's ticks past the handoff are its own: nobody else stepped them.
+      if (successor_ && i == 0 && t > handoff_tick_) break;
+      const net::TickLog& assembled = successor_ && t > handoff_tick_ ? successor_ticks : host_ticks;
       // A nudged player that was not resynced has a state of its own from the nudge on.
       if (s_.trouble == Trouble::desync && i == s_.victim && t >= s_.perturb_tick &&
           (!s_.resync || p.session->result()->outcome != Outcome::finished)) {
@@ -117,7 +125,8 @@ void Run::check_agreement(const Failed& failed) const {
       const net::TickLog& mine = p.session->protocol().ticks();
       if (t >= mine.first_tick() && !mine.known(t)) {
         failed("participant " + std::to_string(i) + " stepped tick " + std::to_string(t) + " without its inputs");
-      } else if (mine.known(t) && host_ticks.known(t) && !std::equal(mine.inputs_of(t).begin(), mine.inputs_of(t).end(), host_ticks.inputs_of(t).begin())) {
+      } else if (mine.known(t) && assembled.known(t) &&
+                 !std::equal(mine.inputs_of(t).begin(), mine.inputs_of(t).end(), assembled.inputs_of(t).begin())) {
         failed("participant " + std::to_string(i) + " stepped tick " + std::to_string(t) + " with inputs the host did not assemble");
       }
     }

@@ -68,6 +68,10 @@ ScenarioReport Run::go() {
     report_hung();
   }
   report.simulated_seconds = static_cast<double>(group_.network().now().count()) / 1e6;
+  report.migrated = successor_.has_value();
+  if (successor_ && stepped_past_handoff_ && trouble_begin_) {
+    report.migration_stall_ms = static_cast<double>((*stepped_past_handoff_ - *trouble_begin_).count()) / 1000.0;
+  }
   if (report.ok) check(report);
   return report;
 }
@@ -205,7 +209,12 @@ bool Run::befall(std::uint32_t i, Instant now) {
 
 void Run::trace_events(std::uint32_t i, Instant now) {
   net::Session<World>& session = *group_[i].session;
+  if (successor_ && !stepped_past_handoff_ && session.tick() > handoff_tick_) stepped_past_handoff_ = now;
   for (net::ProtocolEvent e; session.poll_event(e);) {
+    if (const auto* m = std::get_if<net::event::HostMigrated>(&e); m != nullptr && m->took_over) {
+      successor_ = i;
+      handoff_tick_ = m->tick;
+    }
     if (i == 0 && trace_ != nullptr) {
       note("  host: known " + std::to_string(session.protocol().ticks().known_through()) + protocol_state(session));
     }

@@ -98,6 +98,11 @@ class Run {
   std::optional<Instant> trouble_begin_;
   std::size_t most_in_flight_ = 0;
   std::optional<net::Reclaim> key_;  ///< a rejoin's: the killed player's claim on its slot
+  /// A host migration: the participant that took over, and the handoff's tick (the last tick the
+  /// lost host's ticks and the successor's share).
+  std::optional<std::uint32_t> successor_;
+  std::uint64_t handoff_tick_ = 0;
+  std::optional<Instant> stepped_past_handoff_;  ///< when a survivor first stepped a tick after it
   net::PublicKey host_key_{};        ///< the host's, which the invites name
   std::string host_error_;           ///< why the host could not start
   std::unique_ptr<net::VirtualSocket> attacker_;

@@ -2,17 +2,53 @@
 
 #include <algorithm>
 
+#include <sodium.h>
+
 #include "lockstep/net/credentials/connect_token.hpp"
 
 namespace lockstep::net {
 
+namespace {
+
+HostCredentials inherit(HostCredentials own, const std::optional<HostSecrets>& inherited) {
+  if (!inherited) return own;
+  own.open = inherited->open;
+  own.player_invite = inherited->player_invite;
+  own.spectator_invite = inherited->spectator_invite;
+  own.token_key = inherited->token_key;
+  own.host_id = inherited->host_id;
+  return own;  // the successor's own clock checks the tokens
+}
+
+}  // namespace
+
 HostGate::HostGate(const HostCredentials& credentials, std::uint32_t players, bool relay, std::uint64_t test_key_seed,
-                   Instant now)
-    : credentials_(credentials),
+                   Instant now, const std::optional<HostSecrets>& inherited)
+    : credentials_(inherit(credentials, inherited)),
       players_(players),
       admission_(test_key_seed, players, relay),
-      host_key_(admission_.random_bytes32()),
+      host_key_seed_(inherited ? inherited->host_key_seed : admission_.random_bytes32()),
+      host_key_(std::span<const std::byte, k_key_exchange_bytes>(host_key_seed_)),
+      migration_(inherited ? inherited->migration : admission_.random_bytes32()),
+      successor_(inherited.has_value()),
       key_work_(now, players) {}
+
+HostGate::~HostGate() {
+  sodium_memzero(host_key_seed_.data(), host_key_seed_.size());
+  sodium_memzero(migration_.data(), migration_.size());
+}
+
+HostSecrets HostGate::secrets() const {
+  HostSecrets s;
+  s.host_key_seed = host_key_seed_;
+  s.migration = migration_;
+  s.open = credentials_.open;
+  s.player_invite = credentials_.player_invite;
+  s.spectator_invite = credentials_.spectator_invite;
+  s.token_key = credentials_.token_key;
+  s.host_id = credentials_.host_id;
+  return s;
+}
 
 void HostGate::answer_hello(const Endpoint& from, const Hello& hello, Instant now, Outbox& out) const {
   // A cookie for this address and nonce, and the host's key (63 bytes, to a hello of 64).
@@ -117,6 +153,12 @@ std::size_t HostGate::candidates(const Connect& connect, std::array<Credential, 
       out[0] = {token->secret, token->grant.role, token->grant.slot, token->grant.client_id};
       return 1;
     }
+    case CredentialKind::migration:
+      // Only a successor takes a lost host's participants, each by the proof of its own slot.
+      if (!successor_ || (connect.migration_slot != k_no_slot && connect.migration_slot >= players_)) return 0;
+      out[0] = {migration_proof(migration_, connect.migration_slot),
+                connect.migration_slot == k_no_slot ? Role::spectator : Role::player, connect.migration_slot, 0};
+      return 1;
   }
   return 0;
 }

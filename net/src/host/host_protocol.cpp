@@ -44,22 +44,25 @@ HostProtocol::HostProtocol(HostProtocolConfig config, Instant now)
     set_slot_status(0, {SlotState::active, 0, 0});  // the host's own: no announcement
     slot_changed_at_[0] = slots_version_;            // the first table
   }
+  prepare(now);
+}
+
+void HostProtocol::prepare(Instant now) {
   for (std::uint32_t p = 0; p < config_.players; ++p) {
     decided_[p] = {static_cast<Slot>(p), 0, std::uint64_t{0}};  // the host counts late inputs too
-  }
-  for (std::uint32_t p = 0; p < config_.players; ++p) {
     neutral_tick_.insert(neutral_tick_.end(), config_.neutral_input.begin(), config_.neutral_input.end());
   }
   relay_scratch_.reserve(k_max_datagram_bytes);
   scratch_.reserve(k_max_datagram_bytes);
   connections_.reserve(config_.players + k_max_spectators);
+  successors_.reserve(k_max_successors);
   sent(now, now);
 }
 
 // --- Datagrams ------------------------------------------------------------------------------
 
 void HostProtocol::receive(const Endpoint& from, std::span<const std::byte> datagram, Instant now) {
-  if (state_ == HostState::ended) return;
+  if (state_ == HostState::ended || stalled(now)) return;
   now_ = now;
   const Decoded<Header> h = read_header(datagram);
   if (!h) {
@@ -68,6 +71,8 @@ void HostProtocol::receive(const Endpoint& from, std::span<const std::byte> data
     }
     return drop(h.drop);
   }
+  // The host this one succeeded speaks again: it is told, and nothing else is done with it.
+  if (predecessor_ && from == predecessor_->host && is_sealed(h->type) && !h->clear) return tell_succeeded(now);
   if (h->type == MessageType::hello) return handle_hello(from, datagram, now);
   if (h->type == MessageType::connect) return handle_connect(from, *h, datagram, now);
   if (!is_sealed(h->type) || h->clear) return drop(DropReason::unexpected_type);
@@ -96,6 +101,8 @@ void HostProtocol::receive(const Endpoint& from, std::span<const std::byte> data
       return forget_departed();
     case MessageType::update: return handle_update(*c, scratch_, number, now);
     case MessageType::evidence: return handle_evidence(*c, scratch_);
+    case MessageType::handoff: return handle_handoff(*c, scratch_);
+    case MessageType::succeeded: return handle_succeeded(*c, scratch_);
     default: return drop(DropReason::unexpected_type);
   }
 }
@@ -145,6 +152,7 @@ void HostProtocol::handle_update(Connection& c, std::span<const std::byte> datag
   if (u->timing) c.rtt.on_timing(*u->timing, now);
   c.relay_ack = std::max(c.relay_ack, std::min(u->relay_ack, ticks().known_through()));
   c.slots_acked = std::max(c.slots_acked, std::min(u->slots_ack, slots_version_));
+  c.succession_acked = std::max(c.succession_acked, std::min(u->succession_ack, plan_version_));
   // A spectator's inputs are dropped and counted; the rest of its update (acknowledgements, a path
   // response) still counts.
   if (!u->inputs.empty() && !c.is_player()) drop(DropReason::spectator_inputs);
@@ -185,6 +193,10 @@ void HostProtocol::take_hashes(Connection& c, const Update& u, std::uint64_t num
   // Not while it waits for a state; after a resync, not from an update it sent before it had it.
   if (c.between_states()) return;
   if (c.hashes_from && number < *c.hashes_from) return;
+  if (!c.hashes_anchored) {
+    c.hash_through = std::max(c.hash_through, u.hashes_first_tick - 1);
+    c.hashes_anchored = true;
+  }
   for (std::uint32_t i = 0; i < u.hash_count; ++i) {
     const std::uint64_t tick = u.hashes_first_tick + i;
     if (tick <= c.hash_through) continue;
@@ -257,7 +269,11 @@ void HostProtocol::diverged(Connection& c, std::uint64_t tick) {
 // --- Ticks and relays -----------------------------------------------------------------------
 
 void HostProtocol::add_local_input(std::uint64_t tick, std::span<const std::byte> input) {
-  if (parameters().slot == k_no_slot || !inputs_.take_own(tick, input, now_)) return;
+  if (handoff_until_ && tick == held_own_first_ + held_own_.size() / config_.input_bytes) {
+    held_own_.insert(held_own_.end(), input.begin(), input.end());
+    return;
+  }
+  if (parameters().slot == k_no_slot || !inputs_.take_own(parameters().slot, tick, input, now_)) return;
   if (predicts() && state_ == HostState::running) phases_.observe(parameters().slot, tick, now_, 0.0);
   assemble_ticks();
 }
@@ -288,7 +304,7 @@ void HostProtocol::forget_through(std::uint64_t tick) {
 }
 
 void HostProtocol::assemble_ticks() {
-  if (state_ != HostState::countdown && state_ != HostState::running) return;
+  if ((state_ != HostState::countdown && state_ != HostState::running) || handoff_until_) return;
   const std::uint64_t known = ticks().known_through();
   while (ticks().known_through() < config_.end_tick) {
     const std::optional<std::span<const std::byte>> tick = inputs_.complete_tick(ticks().known_through() + 1, slots());
@@ -380,11 +396,13 @@ void HostProtocol::send_relay(Connection& c, Instant now) {
   send_sealed(c, MessageType::relay, [&](std::vector<std::byte>& out, const Header& h) {
     write_relay(out, h, m, {config_.players, config_.input_bytes, predicts()});
   });
+  send_succession(c, now);
 }
 
 // --- Time -----------------------------------------------------------------------------------
 
 void HostProtocol::poll(Instant now) {
+  if (stalled(now)) return;
   now_ = now;
   poll_state(now);
   forget_departed();
@@ -455,6 +473,12 @@ void HostProtocol::poll_countdown(Instant now) {
 }
 
 void HostProtocol::poll_running(Instant now) {
+  if (handoff_until_) poll_handoff(now);
+  if (cut_off(now)) {
+    return finish(Outcome::network_failed, "every participant has been silent for " +
+                                               std::to_string(loss_detection(config_.timeout_after).count() / 1000) +
+                                               " ms: they went on with a successor, or are gone");
+  }
   watch_silences(now);
   review_delay(now);
   for (Connection& c : connections_) {
@@ -478,6 +502,7 @@ void HostProtocol::poll_running(Instant now) {
   // To everyone as soon as a tick is complete (about once a tick), and every two ticks when
   // nothing completes: a lost relay is made good by the next one, with no retransmission timer.
   if (send_due(now)) {
+    review_succession();
     send_to_all(now);
     sent(now, now + 2 * tick_period());
   }

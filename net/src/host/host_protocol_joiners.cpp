@@ -118,7 +118,9 @@ Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Ro
       }) && !connect.reclaim) {
     return refuse_with({RefuseReason::key, "this connect token is in use by a joiner still in the session"});
   }
-  std::variant<Slot, Refusal> place = gate_.admission().place(role, connect.reclaim, places(), parameters().session);
+  const bool resume = connect.kind == CredentialKind::migration;
+  std::variant<Slot, Refusal> place = resume ? resume_place(connect, credential)
+                                             : gate_.admission().place(role, connect.reclaim, places(), parameters().session);
   // A token's fixed slot: that one, free or reclaimed, and no other.
   if (const Slot* slot = std::get_if<Slot>(&place);
       slot != nullptr && role == Role::player && credential.slot != k_no_slot && *slot != credential.slot) {
@@ -136,8 +138,9 @@ Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Ro
   // its slot stays as it is (waiting, or gone) until then. A joiner of a session under way
   // starts from the host's state, not from tick 1, when there is one (as many transfers as the
   // host serves is a refusal).
-  const bool late = slot != k_no_slot && state_ != HostState::waiting;
-  const bool awaits_state = (late || slot == k_no_slot) && state_ == HostState::running && own_tick() > 0;
+  // A survivor of a lost host goes on from what it holds: neither late nor waiting for a state.
+  const bool late = !resume && slot != k_no_slot && state_ != HostState::waiting;
+  const bool awaits_state = !resume && (late || slot == k_no_slot) && state_ == HostState::running && own_tick() > 0;
   // A joiner that would wait for its transfer is refused instead (it would wait unheard, and give
   // up after its handshake's timeout).
   if (awaits_state &&
@@ -165,14 +168,17 @@ Connection* HostProtocol::admit(const Endpoint& from, const Connect& connect, Ro
   c.last_heard = now;
   c.joined_late = late;
   c.phase = awaits_state ? ConnectionPhase(phase::AwaitingState{}) : ConnectionPhase(phase::Welcomed{});
-  if (slot != k_no_slot && connect.reclaim) {
-    reclaim_slot(slot);
-  } else if (slot != k_no_slot) {
-    gate_.admission().new_slot_key(slot);
+  if (resume) {
+    c.resumed_through = connect.resume_through;
+    c.relay_ack = std::min(connect.resume_through, ticks().known_through());
+    c.hashes_anchored = false;
   }
-  if (slot != k_no_slot && !late) set_slot(slot, {SlotState::active, 0, 0});
+  if (slot != k_no_slot && (connect.reclaim || resume)) reclaim_slot(slot);
+  if (slot != k_no_slot && !connect.reclaim) gate_.admission().new_slot_key(slot);
+  if (slot != k_no_slot && !late && !resume) set_slot(slot, {SlotState::active, 0, 0});
   connections_.push_back(std::move(c));
   index_connections();
+  if (resume) return &connections_.back();
   if (slot == k_no_slot) emit(event::SpectatorJoined{});
   else if (!late) emit(event::PlayerJoined{slot, 0});
   return &connections_.back();
@@ -269,6 +275,7 @@ void HostProtocol::welcome(Connection& c, Instant now) {
   w.resync = config_.resync;
   w.reconnect_key = c.is_player() ? gate_.admission().slot_key(c.slot) : 0;
   w.prediction_window = static_cast<std::uint8_t>(config_.prediction_window);
+  if (c.resumed_through) w.resumed_through = ticks().known_through();
   // Sealed once under the handshake's keys, with a random nonce: a welcome sent again, or one
   // that follows a refusal of the same connect, never repeats one.
   std::vector<std::byte>& out = outbox().next(c.endpoint);

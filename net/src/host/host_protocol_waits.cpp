@@ -10,7 +10,7 @@ namespace lockstep::net {
 
 void HostProtocol::decide_late_inputs(Instant now) {
   decide_at_.reset();
-  if (config_.input_tolerance == 0) return;
+  if (config_.input_tolerance == 0 || handoff_until_) return;
   const Duration tolerance = config_.input_tolerance * tick_period();
   while (ticks().known_through() < config_.end_tick) {
     const std::uint64_t tick = ticks().known_through() + 1;

@@ -74,16 +74,15 @@ std::optional<Instant> InputAssembly::arrived_at(Slot slot, std::uint64_t tick) 
   return held_at_[slot][static_cast<std::size_t>(tick - first)];
 }
 
-bool InputAssembly::take_own(std::uint64_t tick, std::span<const std::byte> input, Instant now) {
-  if (tick != through_[0] + 1 || input.size() != input_bytes_) return false;
-  held_[0].insert(held_[0].end(), input.begin(), input.end());
-  held_at_[0].push_back(now);
-  latest_[0].assign(input.begin(), input.end());
-  latest_tick_[0] = tick;
-  ++through_[0];
+bool InputAssembly::take_own(Slot slot, std::uint64_t tick, std::span<const std::byte> input, Instant now) {
+  if (tick != through_[slot] + 1 || input.size() != input_bytes_) return false;
+  held_[slot].insert(held_[slot].end(), input.begin(), input.end());
+  held_at_[slot].push_back(now);
+  latest_[slot].assign(input.begin(), input.end());
+  latest_tick_[slot] = tick;
+  ++through_[slot];
   return true;
 }
-
 void InputAssembly::neutral_until(Slot slot, std::uint64_t from, std::uint64_t known_through) {
   std::vector<std::byte>& held = held_[slot];
   std::uint64_t& through = through_[slot];

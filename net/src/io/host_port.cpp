@@ -40,4 +40,34 @@ Result<Endpoint> parse_host_port(std::string_view text) {
   return results.begin()->endpoint();
 }
 
+std::string endpoint_text(const Endpoint& e) {
+  const std::string address = e.address().to_string();
+  return (e.address().is_v6() ? "[" + address + "]" : address) + ":" + std::to_string(e.port());
+}
+
+WireAddress wire_address(const Endpoint& e) {
+  WireAddress w;
+  w.v6 = e.address().is_v6();
+  w.port = e.port();
+  if (w.v6) {
+    const auto bytes = e.address().to_v6().to_bytes();
+    for (std::size_t i = 0; i < 16; ++i) w.address[i] = std::byte{bytes[i]};
+  } else {
+    const auto bytes = e.address().to_v4().to_bytes();
+    for (std::size_t i = 0; i < 4; ++i) w.address[i] = std::byte{bytes[i]};
+  }
+  return w;
+}
+
+Endpoint endpoint_of(const WireAddress& w) {
+  if (w.v6) {
+    boost::asio::ip::address_v6::bytes_type bytes{};
+    for (std::size_t i = 0; i < 16; ++i) bytes[i] = std::to_integer<unsigned char>(w.address[i]);
+    return {boost::asio::ip::address_v6(bytes), w.port};
+  }
+  boost::asio::ip::address_v4::bytes_type bytes{};
+  for (std::size_t i = 0; i < 4; ++i) bytes[i] = std::to_integer<unsigned char>(w.address[i]);
+  return {boost::asio::ip::address_v4(bytes), w.port};
+}
+
 }  // namespace lockstep::net

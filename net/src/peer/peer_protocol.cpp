@@ -5,6 +5,7 @@
 #include "lockstep/engine/assert.hpp"
 #include "lockstep/engine/hash_hex.hpp"
 #include "lockstep/engine/state_hash.hpp"
+#include "lockstep/net/io/host_port.hpp"
 #include "lockstep/replay/replay_file.hpp"
 
 namespace lockstep::net {
@@ -14,12 +15,14 @@ constexpr Duration k_welcomed_send_every = std::chrono::milliseconds(100);
 /// How long a joiner echoes the host's last path challenge in its updates: several round trips, so
 /// that one update lost, or raced and spent from elsewhere, is not the only answer.
 constexpr Duration k_path_echo_for = std::chrono::seconds(1);
+/// A gap between polls longer than this is the program's own stall, not the host's silence.
+constexpr Duration k_own_stall = std::chrono::milliseconds(250);
 /// The longest a busy host's advice makes a joiner wait before it sends its connect again.
 constexpr Duration k_busy_wait_at_most = std::chrono::seconds(2);
 
-/// The seed of a joiner's key pair (its `generation`th): from libsodium's generator, or (tests) its
-/// test seed.
-std::array<std::byte, k_key_exchange_bytes> key_seed(const JoinSettings& settings, std::uint64_t generation) {
+}  // namespace
+
+std::array<std::byte, k_key_exchange_bytes> PeerProtocol::key_seed(const JoinSettings& settings, std::uint64_t generation) {
   std::array<std::byte, k_key_exchange_bytes> seed{};
   for (std::size_t word = 0; word < 4; ++word) {
     const std::array<std::uint64_t, 2> keyed{settings.test_key_seed, word + 4 * generation};
@@ -29,15 +32,8 @@ std::array<std::byte, k_key_exchange_bytes> key_seed(const JoinSettings& setting
   return seed;
 }
 
-std::string endpoint_text(const Endpoint& e) {
-  const std::string address = e.address().to_string();
-  return (e.address().is_v6() ? "[" + address + "]" : address) + ":" + std::to_string(e.port());
-}
-
-}  // namespace
-
 PeerProtocol::PeerProtocol(PeerProtocolConfig config, Instant now)
-    : config_(std::move(config)), asked_at_(now), waits_from_(now), last_heard_(now) {
+    : config_(std::move(config)), asked_at_(now), waits_from_(now), last_heard_(now), last_polled_(now) {
   key_.emplace(key_seed(config_, 0));
   own_key_ = key_->public_key();
   LOCKSTEP_ASSERT(config_.input_bytes >= 1 && config_.neutral_input.size() == config_.input_bytes);
@@ -50,7 +46,10 @@ PeerProtocol::PeerProtocol(PeerProtocolConfig config, Instant now)
 
 void PeerProtocol::receive(const Endpoint& from, std::span<const std::byte> datagram, Instant now) {
   if (state_ == PeerState::ended) return;
-  if (from != config_.host) return drop(DropReason::unknown_address);
+  // Trying a successor, its lost host's datagrams still count: should one open before a successor
+  // welcomes it, the host was not lost after all.
+  const bool lost_host = resuming_ && state_ < PeerState::welcomed && from == lost_host_;
+  if (from != config_.host && !lost_host) return drop(DropReason::unknown_address);
   const Decoded<Header> h = read_header(datagram);
   if (!h) {
     // A host of another version refuses in its own layout, but bytes 0–3 keep their meaning.
@@ -62,14 +61,14 @@ void PeerProtocol::receive(const Endpoint& from, std::span<const std::byte> data
     }
     return drop(h.drop);
   }
-  if (state_ < PeerState::welcomed) return handle_handshake(*h, datagram, now);
+  if (state_ < PeerState::welcomed && !lost_host) return handle_handshake(*h, datagram, now);
   if (!is_sealed(h->type) || h->clear || h->type == MessageType::refuse) return drop(DropReason::unexpected_type);
   if (h->connection != connection_) return drop(DropReason::unknown_connection);
   scratch_.assign(datagram.begin(), datagram.end());
-  if (h->type == MessageType::welcome) {
+  if (h->type == MessageType::welcome && !lost_host) {
     // A repeat: the host resent it before our first update (sealed once, under the handshake's keys).
     // No sign of life: a copy of the welcome proves nothing about the host now.
-    if (!open_once(scratch_, k_sealed_header_bytes, handshake_->keys())) return drop(DropReason::unauthenticated);
+    if (!handshake_ || !open_once(scratch_, k_sealed_header_bytes, handshake_->keys())) return drop(DropReason::unauthenticated);
     return;
   }
   const OpenOutcome opened = protection_->open(scratch_, k_sealed_header_bytes, protection_->received_number(h->number));
@@ -77,9 +76,14 @@ void PeerProtocol::receive(const Endpoint& from, std::span<const std::byte> data
     return drop(opened == OpenOutcome::replayed ? DropReason::replayed : DropReason::unauthenticated);
   }
   datagram = scratch_;
+  if (successors_tried_ || lost_host) host_is_back();  // it was not lost after all
   last_heard_ = now;
   switch (h->type) {
-    case MessageType::bye: host_left_ = true; return;
+    case MessageType::bye:
+      host_left_ = true;
+      if (const Decoded<Bye> b = read_bye(datagram); b) host_bye_tick_ = b->last_tick;
+      return;
+    case MessageType::succession: return handle_succession(datagram);
     case MessageType::start:
       if (const Decoded<Start> s = read_start(datagram); !s) {
         drop(s.drop);
@@ -152,6 +156,7 @@ void PeerProtocol::handle_handshake(const Header& h, std::span<const std::byte> 
   const Decoded<Welcome> w = read_welcome(scratch_);
   if (!w) return drop(w.drop);
   if (w->nonce != config_.nonce) return drop(DropReason::unexpected_type);
+  if (!resuming_) host_key_ = host->key;  // a successor must hold the same
   pin();
   // The traffic keys, from the host's key for this connection and ours.
   std::optional<ConnectionKeys> traffic = ConnectionKeys::for_joiner(
@@ -159,6 +164,7 @@ void PeerProtocol::handle_handshake(const Header& h, std::span<const std::byte> 
   if (!traffic) return drop(DropReason::unauthenticated);  // a low-order point
   protection_.emplace(std::move(*traffic));
   key_.reset();  // its secret half is wiped: nothing more is derived from it
+  if (resuming_) return handle_resumed(h, *w, now);
   return handle_welcome(h, *w, now);
 }
 
@@ -360,9 +366,10 @@ void PeerProtocol::take_acks(const Relay& r) {
   if (parameters().slot != k_no_slot && r.input_ack >= first_unacked_) {
     first_unacked_ = std::min(r.input_ack, own_through_) + 1;
   }
-  // Own inputs are kept until the host holds them.
-  if (first_unacked_ > own_first_) {
-    const std::uint64_t drop_ticks = std::min<std::uint64_t>(first_unacked_ - own_first_, own_.size() / bytes);
+  // Own inputs are kept until the host holds them and has relayed them: a successor may need them.
+  const std::uint64_t keep_from = std::min(first_unacked_, ticks().known_through() + 1);
+  if (keep_from > own_first_) {
+    const std::uint64_t drop_ticks = std::min<std::uint64_t>(keep_from - own_first_, own_.size() / bytes);
     own_.erase(own_.begin(), own_.begin() + static_cast<long>(drop_ticks * bytes));
     own_first_ += drop_ticks;
   }
@@ -409,7 +416,12 @@ void PeerProtocol::on_stepped(std::uint64_t tick, std::uint64_t hash) { note_own
 
 void PeerProtocol::poll(Instant now) {
   if (state_ == PeerState::ended) return;
+  // A program that did not run for a while (frozen, descheduled) has not been listening: that time
+  // is not the host's silence.
+  if (now - last_polled_ > k_own_stall) last_heard_ += now - last_polled_ - k_own_stall;
+  last_polled_ = now;
   if (state_ < PeerState::welcomed) {
+    if (resuming_ && now - waits_from_ > detect_after()) return next_successor(now);  // it does not answer
     if (now - waits_from_ > config_.timeout_after) {
       if (!advisory_refusal_.empty()) return stop(Outcome::refused, advisory_refusal_);
       // A host says nothing to a connect it cannot open: a credential it does not take is silence.
@@ -427,11 +439,14 @@ void PeerProtocol::poll(Instant now) {
   // A host that has gone (or said goodbye) ends the session here, unless every tick (and a late
   // joiner's state) is already in hand and this participant can finish on its own.
   const bool all_in_hand = ticks().known_through() >= parameters().end_tick && incoming_.all_received();
+  const bool lost = host_left_ ? host_bye_tick_ < parameters().end_tick : now - last_heard_ > detect_after();
+  if (lost && !all_in_hand && plan_ && plan_->count > 0 && !successors_tried_) return migrate(now);
   if ((now - last_heard_ > config_.timeout_after || host_left_) && !all_in_hand) {
     return stop(Outcome::network_failed,
                 (host_left_ ? std::string("the host ended the session")
                             : "the host is gone (silent for " + std::to_string(config_.timeout_after.count()) + " ms)") +
-                    " at tick " + std::to_string(own_tick()));
+                    " at tick " + std::to_string(own_tick()) +
+                    (successors_tried_ ? "; none of its " + std::to_string(plan_->count) + " successors answered" : ""));
   }
   if (send_due(now)) {
     send_update(now);
@@ -439,6 +454,7 @@ void PeerProtocol::poll(Instant now) {
     sent(now, now + (start_time() ? 2 * tick_period() : k_welcomed_send_every));
   }
   send_evidence(now);  // resyncing: its evidence of a desync goes to the host as the session goes on
+  send_handoff();
   if (own_tick() < parameters().end_tick || (incoming_.expected() && !incoming_.taken())) return;
   if (!finished_since_) finished_since_ = now;
   // Stay until the host holds every hash (so it can check the last ticks too), briefly; in a
@@ -475,7 +491,13 @@ void PeerProtocol::send_connect(HostCandidate& candidate) {
   m.joiner_key = own_key_;
   m.token = config_.credential.token;
   m.role = config_.role;
-  m.reclaim = config_.role == Role::player ? config_.reclaim : std::nullopt;
+  if (m.kind == CredentialKind::migration) {
+    m.migration_slot = parameters().slot;
+    m.resume_session = parameters().session;
+    m.resume_through = ticks().known_through();
+  } else {
+    m.reclaim = config_.role == Role::player ? config_.reclaim : std::nullopt;
+  }
   std::vector<std::byte>& out = outbox().next(config_.host);
   write_connect(out, Header{MessageType::connect, 0, static_cast<std::uint16_t>(candidate.handshake.next_number())}, m);
   // Sealed, then the MAC of it all under the credential's secret: the host checks that first.
@@ -519,51 +541,11 @@ void PeerProtocol::send_update(Instant now) {
   }
   if (RttMeter::timing_due(sends_++)) u.timing = rtt_.outgoing(now);
   if (path_response_ && now < path_response_until_) u.path_response = path_response_;
+  if (plan_ && succession_acks_due_ > 0) {  // in the next three updates, not every one
+    u.succession_ack = plan_->version;
+    --succession_acks_due_;
+  }
   send_sealed(MessageType::update, [&](std::vector<std::byte>& out, const Header& h) { write_update(out, h, u, bytes); });
-}
-
-void PeerProtocol::provide_evidence(std::uint64_t desync_tick, std::vector<std::byte> evidence, Instant now) {
-  if (state_ == PeerState::ended || desync_tick != this->desync_tick() || evidence.empty() ||
-      evidence.size() > k_max_evidence_bytes) {
-    return;
-  }
-  evidence_tick_ = desync_tick;
-  evidence_.start(desync_tick, std::move(evidence), now, config_.timeout_after);
-}
-
-void PeerProtocol::poll_desync(Instant now) {
-  if (!desync_seen_ || desync_seen_tick_ != desync_tick()) {  // a tick that moved earlier is new
-    desync_seen_ = now;
-    desync_seen_tick_ = desync_tick();
-  }
-  // The host ends the session once it holds everyone's evidence (or has waited for it), and says
-  // goodbye: a participant stays until then, so that it can send its evidence again should the
-  // desync tick move earlier. It stops sooner when the host is silent, when the session gave it
-  // no evidence to send within the timeout, or when its evidence cannot get through.
-  const bool host_gone = host_left_ || now - last_heard_ > config_.timeout_after;
-  const bool answered = evidence_tick_ == desync_tick();
-  const bool unanswered_too_long = !answered && now - *desync_seen_ > config_.timeout_after;
-  const bool stuck = answered && !evidence_.done() && !evidence_.refused() && !evidence_.sending(now, config_.timeout_after);
-  if (host_gone || unanswered_too_long || stuck) return stop(Outcome::desync, {});
-  if (!answered) {
-    // Still stepping to the desync tick: its hashes on the way can show an earlier one.
-    if (send_due(now)) {
-      send_update(now);
-      sent(now, now + 2 * tick_period());
-    }
-    return;
-  }
-  if (now < next_send()) return;
-  send_update(now);  // its hashes through the desync tick, with the pieces
-  send_evidence(now);
-  const bool sending = evidence_.sending(now, config_.timeout_after);
-  sent(now, now + (sending ? Duration(std::chrono::milliseconds(10)) : 2 * tick_period()));
-}
-
-void PeerProtocol::send_evidence(Instant now) {
-  for (const EvidencePiece& piece : evidence_.due(now, rtt_.median_ms(), config_.timeout_after)) {
-    send_sealed(MessageType::evidence, [&](std::vector<std::byte>& out, const Header& h) { write_evidence(out, h, piece); });
-  }
 }
 
 void PeerProtocol::say_goodbye() {

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include "lockstep/net/protocol/lockstep_protocol.hpp"
+
 namespace lockstep::net {
 
 namespace {
@@ -124,6 +126,17 @@ std::string stats_line(const NetStats& s, const NetStats* since, double seconds)
                 amount(s.bytes_received, rates ? since->bytes_received : 0) / 1024.0, rates ? "/s" : "",
                 dropped.empty() ? "none" : dropped.c_str());
   return line;
+}
+
+void add_protocol_stats(NetStats& s, const LockstepProtocol& protocol, std::uint64_t tick) {
+  s.rtt_ms = protocol.rtt_ms();
+  s.input_delay = protocol.input_delay_after(tick);
+  s.delay_changes = protocol.delay_changes();
+  const PathChallengeCounts challenges = protocol.path_challenges();
+  s.path_challenges = challenges.sent;
+  s.path_challenges_withheld = challenges.withheld;
+  s.decided = protocol.decided_inputs();
+  s.dropped = protocol.drops();
 }
 
 }  // namespace lockstep::net

@@ -90,6 +90,12 @@ struct EventLine {
   std::string operator()(const event::InputDelayChanged& e) const {
     return name + ": input delay " + std::to_string(e.delay) + " from tick " + std::to_string(e.from_tick);
   }
+  std::string operator()(const event::HostMigrated& e) const {
+    const std::string tick = std::to_string(e.tick);
+    if (e.took_over) return "host: took over at tick " + tick + " (the host at " + e.lost_host + " was lost)";
+    return name + ": moved to the host at " + e.host + " (" + player(e.host_slot) + ") at tick " + tick + " (the host at " +
+           e.lost_host + " was lost)";
+  }
   // The session's end is said by the program's last line.
   std::string operator()(const event::Finished&) const { return {}; }
   std::string operator()(const event::Refused&) const { return {}; }

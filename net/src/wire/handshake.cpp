@@ -28,7 +28,15 @@ void write_connect(std::vector<std::byte>& out, const Header& h, const Connect& 
   w.bytes(m.cookie);
   w.bytes(m.joiner_key);
   if (m.kind == CredentialKind::token) w.bytes(m.token);
+  if (m.kind == CredentialKind::migration) w.u16(m.migration_slot);
   w.u8(static_cast<std::uint8_t>(m.role));
+  if (m.kind == CredentialKind::migration) {
+    // The claim's place holds the resumption: the session, the slot again, the ticks it holds.
+    w.u64(m.resume_session);
+    w.u16(m.migration_slot);
+    w.u64(m.resume_through);
+    return;
+  }
   const Reclaim reclaim = m.reclaim.value_or(Reclaim{});
   w.u64(reclaim.session);
   w.u16(reclaim.slot);
@@ -57,9 +65,10 @@ void write_welcome(std::vector<std::byte>& out, const Header& h, const Welcome& 
     w.u64(m.state_hash);
   }
   w.u8(static_cast<std::uint8_t>((m.late ? k_late : 0) | (m.resync ? k_resync : 0) |
-                                 (m.prediction_window != 0 ? k_predicts : 0)));
+                                 (m.prediction_window != 0 ? k_predicts : 0) | (m.resumed_through ? k_resumed : 0)));
   w.u64(m.reconnect_key);
   if (m.prediction_window != 0) w.u8(m.prediction_window);
+  if (m.resumed_through) varint(w, *m.resumed_through);
 }
 
 namespace {
@@ -115,7 +124,7 @@ Decoded<Connect> read_connect_clear(std::span<const std::byte> d) {
   WireReader r(d);
   Connect m;
   const std::uint8_t kind = r.u8();
-  if (kind > static_cast<std::uint8_t>(CredentialKind::token)) {
+  if (kind > static_cast<std::uint8_t>(CredentialKind::migration)) {
     Decoded<Connect> out;
     out.drop = DropReason::malformed;
     return out;
@@ -125,6 +134,10 @@ Decoded<Connect> read_connect_clear(std::span<const std::byte> d) {
   copy_into(m.cookie, r.bytes(k_cookie_bytes));
   copy_into(m.joiner_key, r.bytes(k_key_exchange_bytes));
   if (m.kind == CredentialKind::token) copy_into(m.token, r.bytes(k_token_blob_bytes));
+  if (m.kind == CredentialKind::migration) {
+    m.migration_slot = r.u16();
+    if (m.migration_slot >= k_max_session_players && m.migration_slot != k_no_slot) r.fail();
+  }
   // The sealed part, still sealed (exactly its plaintext and the tag), then the MAC.
   if (d.size() != connect_mac_offset(m.kind) + k_connect_mac_bytes) {
     r.fail();
@@ -141,6 +154,15 @@ Decoded<Connect> read_connect_sealed(std::span<const std::byte> opened, const Co
   const std::uint8_t role = r.u8();
   if (role > static_cast<std::uint8_t>(Role::spectator)) r.fail();
   m.role = static_cast<Role>(role);
+  if (m.kind == CredentialKind::migration) {
+    m.resume_session = r.u64();
+    const Slot slot = r.u16();
+    m.resume_through = r.u64();
+    if (slot != m.migration_slot || (m.role == Role::player) != (slot != k_no_slot) || m.resume_through >= k_tick_limit) {
+      r.fail();
+    }
+    return finish(r, m);
+  }
   Reclaim reclaim;
   reclaim.session = r.u64();
   reclaim.slot = r.u16();
@@ -182,7 +204,7 @@ Decoded<Welcome> read_welcome(std::span<const std::byte> d) {
     if (m.start_tick > m.end_tick || m.state_bytes < 1 || m.state_bytes > k_max_state_transfer_bytes) r.fail();
   }
   const std::uint8_t flags = r.u8();
-  if ((flags & ~(k_late | k_resync | k_predicts)) != 0) r.fail();
+  if ((flags & ~(k_late | k_resync | k_predicts | k_resumed)) != 0) r.fail();
   m.late = (flags & k_late) != 0;
   m.resync = (flags & k_resync) != 0;
   m.reconnect_key = r.u64();
@@ -190,6 +212,7 @@ Decoded<Welcome> read_welcome(std::span<const std::byte> d) {
     m.prediction_window = r.u8();
     if (m.prediction_window < 1 || m.prediction_window > k_max_prediction_window) r.fail();
   }
+  if ((flags & k_resumed) != 0) m.resumed_through = r.tick();
   if ((m.late || m.reconnect_key != 0) && m.slot == k_no_slot) r.fail();
   if (m.players < 1 || m.players > k_max_session_players || m.input_bytes < 1 || m.input_bytes > k_max_input_bytes ||
       std::uint32_t{m.players} * m.input_bytes > k_max_tick_input_bytes ||

@@ -180,6 +180,19 @@ CredentialSecret traffic_secret(const CredentialSecret& credential, const Connec
   return out;
 }
 
+CredentialSecret migration_proof(const CredentialSecret& migration, std::uint16_t slot) {
+  constexpr std::string_view label = "lockstep 15 migration proof";
+  const std::array<std::byte, 2> slot_bytes{static_cast<std::byte>(slot & 0xFF), static_cast<std::byte>(slot >> 8)};
+  CredentialSecret out{};
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, as_uchar(migration.data()), migration.size(), out.size());
+  crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(label.data()), label.size());
+  crypto_generichash_update(&state, as_uchar(slot_bytes.data()), slot_bytes.size());
+  crypto_generichash_final(&state, as_uchar(out.data()), out.size());
+  sodium_memzero(&state, sizeof state);
+  return out;
+}
+
 ConnectMac connect_mac(const CredentialSecret& secret, const PublicKey& host_key, std::span<const std::byte> bytes) {
   constexpr std::string_view label = "lockstep 6 connect mac";
   std::array<std::byte, 32> key{};

@@ -20,7 +20,8 @@ void write_update(std::vector<std::byte>& out, const Header& h, const Update& m,
   const bool hashes = m.hash_count > 0;
   w.u8(static_cast<std::uint8_t>((m.timing ? k_has_timing : 0) | (inputs ? k_has_inputs : 0) |
                                  (hashes ? k_has_hashes : 0) | (m.state_received ? k_has_state : 0) |
-                                 (m.path_response ? k_has_path_response : 0)));
+                                 (m.path_response ? k_has_path_response : 0) |
+                                 (m.succession_ack != 0 ? k_has_succession_ack : 0)));
   varint(w, m.relay_ack);
   varint(w, m.slots_ack);
   if (inputs) {
@@ -40,6 +41,7 @@ void write_update(std::vector<std::byte>& out, const Header& h, const Update& m,
   }
   write_timing(w, m.timing);
   if (m.path_response) w.u64(*m.path_response);
+  if (m.succession_ack != 0) w.u32(m.succession_ack);
 }
 
 void write_relay(std::vector<std::byte>& out, const Header& h, const Relay& m, const RelayShape& shape) {
@@ -130,6 +132,10 @@ Decoded<Update> read_update(std::span<const std::byte> d, std::uint32_t input_by
   }
   m.timing = read_timing(r, (flags & k_has_timing) != 0);
   if ((flags & k_has_path_response) != 0) m.path_response = r.u64();
+  if ((flags & k_has_succession_ack) != 0) {
+    m.succession_ack = r.u32();
+    if (m.succession_ack == 0) r.fail();
+  }
   return finish(r, m);
 }
 

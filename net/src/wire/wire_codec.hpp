@@ -27,13 +27,16 @@ inline constexpr std::uint8_t k_has_resync = 1u << 6;  // relays
 inline constexpr std::uint8_t k_has_decided = 1u << 7;  // relays
 inline constexpr std::uint8_t k_has_state = 1u << 3;   // updates
 inline constexpr std::uint8_t k_has_path_response = 1u << 4;  // updates
-inline constexpr std::uint8_t k_update_flags = k_has_timing | k_has_inputs | k_has_hashes | k_has_state | k_has_path_response;
+inline constexpr std::uint8_t k_has_succession_ack = 1u << 5;  // updates
+inline constexpr std::uint8_t k_update_flags =
+    k_has_timing | k_has_inputs | k_has_hashes | k_has_state | k_has_path_response | k_has_succession_ack;
 inline constexpr std::uint8_t k_relay_flags =
     k_has_timing | k_has_inputs | k_has_slots | k_has_desync | k_after_previous | k_running | k_has_resync | k_has_decided;
 // Welcome flags.
 inline constexpr std::uint8_t k_late = 1u << 0;
 inline constexpr std::uint8_t k_resync = 1u << 1;
 inline constexpr std::uint8_t k_predicts = 1u << 2;
+inline constexpr std::uint8_t k_resumed = 1u << 3;      // welcomes: the answer to a migration connect
 
 /// Unsigned LEB128.
 inline void varint(ByteWriter& w, std::uint64_t v) {

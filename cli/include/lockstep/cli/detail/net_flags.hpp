@@ -51,6 +51,7 @@ struct HostFlags {
   std::uint32_t start_with = 0;
   std::string on_desync = "stop";
   bool relay = false;
+  bool no_migration = false;
   std::uint64_t ticks = net::HostConfig{}.end_tick;
   std::string input_delay = "auto";
   std::uint32_t rollback = 0;  ///< the prediction window W (0: lockstep)

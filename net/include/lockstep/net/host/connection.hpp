@@ -96,6 +96,13 @@ struct Connection {
   std::optional<std::uint64_t> hashes_from;
   std::uint32_t sends = 0;
   RttMeter rtt;
+  std::uint32_t succession_acked = 0;  ///< the succession plan's version it holds
+  Instant succession_sent_at{0};
+  /// A survivor of a lost host, admitted by a successor: the relayed ticks it held through this one.
+  std::optional<std::uint64_t> resumed_through;
+  /// Its hashes are compared from the first it sends (a survivor's, whose last compared one the
+  /// successor does not know), not from a tick the host set.
+  bool hashes_anchored = true;
 
   /// Whether it is in phase P.
   template <class P>

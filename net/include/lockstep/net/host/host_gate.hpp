@@ -59,9 +59,18 @@ class HostGate {
   static constexpr Duration k_busy_retry_at_least = std::chrono::milliseconds(250);
 
   /// A gate admitting by `credentials` to a session of `players`; `test_key_seed` as
-  /// HostSettings::test_key_seed.
+  /// HostSettings::test_key_seed. A successor's gate (`inherited`: its lost host's secrets) has the
+  /// lost host's key pair and admits by its credentials, and by the migration proofs too.
   HostGate(const HostCredentials& credentials, std::uint32_t players, bool relay, std::uint64_t test_key_seed,
-           Instant now);
+           Instant now, const std::optional<HostSecrets>& inherited = std::nullopt);
+  ~HostGate();
+  HostGate(const HostGate&) = delete;
+  HostGate& operator=(const HostGate&) = delete;
+
+  /// What a successor needs to admit everyone this gate admits (a succession plan carries it).
+  [[nodiscard]] HostSecrets secrets() const;
+  /// The secret every participant's migration proof comes from.
+  [[nodiscard]] const CredentialSecret& migration_secret() const { return migration_; }
 
   /// Places, slot keys and the session's unpredictable numbers.
   [[nodiscard]] Admission& admission() { return admission_; }
@@ -100,7 +109,10 @@ class HostGate {
   HostCredentials credentials_;
   std::uint32_t players_;
   Admission admission_;
-  KeyExchangePair host_key_;  ///< drawn once per host; its secret half is wiped with it
+  std::array<std::byte, 32> host_key_seed_{};  ///< a successor gets it; wiped with the gate
+  KeyExchangePair host_key_;  ///< drawn once per host (or inherited); its secret half is wiped with it
+  CredentialSecret migration_{};  ///< drawn after the key pair (or inherited); wiped with the gate
+  bool successor_ = false;  ///< admits migration connects
   KeyWorkBudget key_work_;
   /// Joiner keys whose connect opened in the last k_spent_for, oldest first.
   std::deque<std::pair<PublicKey, Instant>> spent_;

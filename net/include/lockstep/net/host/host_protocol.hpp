@@ -33,6 +33,8 @@
 
 namespace lockstep::net {
 
+class PeerProtocol;
+
 /// Everything the host protocol needs: the host's settings, and the simulation's part (which the
 /// session fills).
 struct HostProtocolConfig : HostSettings {
@@ -80,6 +82,12 @@ class HostProtocol final : public LockstepProtocol {
   /// `config` must be valid (players 1–256, input bytes 1–16, players × input bytes ≤
   /// k_max_tick_input_bytes, configuration ≤ k_max_config_bytes): the session checks it first.
   HostProtocol(HostProtocolConfig config, Instant now);
+  /// A successor (host_protocol_succession.cpp): the host of the session its own `predecessor`
+  /// (a player whose host was lost, and whose plan names it) was part of, going on from the ticks
+  /// it holds. It admits the survivors, takes the relayed ticks any of them holds beyond its own
+  /// (the handoff), then decides the next tick as any host does — the lost host's input, and any
+  /// survivor's that did not come, neutral from the first tick nobody held.
+  HostProtocol(HostProtocolConfig config, PeerProtocol& predecessor, Instant now);
 
   void receive(const Endpoint& from, std::span<const std::byte> datagram, Instant now) override;
   void poll(Instant now) override;
@@ -174,6 +182,31 @@ class HostProtocol final : public LockstepProtocol {
   void activate(Connection& c);
   void welcome(Connection& c, Instant now);
   void refuse(const Endpoint& from, std::uint64_t nonce, const Refusal& refusal, const ConnectionKeys& keys);
+  // Host migration (host_protocol_succession.cpp).
+  /// The order of succession from the players it hears from now; a new plan's version when it changed.
+  void review_succession();
+  /// The plan to `c` (its own proof; a successor's, the host's secrets too) until it acknowledges it.
+  void send_succession(Connection& c, Instant now);
+  /// Where a migration connect goes: the slot its proof is for (or a spectator's place), or why not.
+  [[nodiscard]] std::variant<Slot, Refusal> resume_place(const Connect& connect, const Credential& credential) const;
+  void handle_handoff(Connection& c, std::span<const std::byte> datagram);
+  /// A datagram from the lost host: it is told, over the predecessor's connection, that this
+  /// successor took over (not more often than every 100 ms).
+  void tell_succeeded(Instant now);
+  /// A player of this host's plan says it took over: this host was taken for lost, and ends.
+  void handle_succeeded(const Connection& c, std::span<const std::byte> datagram);
+  /// Whether this host, whose plan named a successor, has heard from no participant for a
+  /// detection time: they went on without it.
+  [[nodiscard]] bool cut_off(Instant now) const;
+  /// Whether this host, whose plan named a successor, did not run for a detection time (frozen,
+  /// descheduled): then it has ended, its participants gone on without it.
+  bool stalled(Instant now);
+  /// A successor waits for the survivors until every one is back with the ticks it holds, or for
+  /// its wait; then its session goes on from the last tick anyone held.
+  void poll_handoff(Instant now);
+  void end_handoff();
+  /// Shared by both constructors: the neutral tick, the buffers, the first send.
+  void prepare(Instant now);
   // Desync evidence (host_protocol_evidence.cpp).
   /// The participants of the desync (every connection not gone) are to send their evidence of it.
   void expect_evidence();
@@ -294,6 +327,24 @@ class HostProtocol final : public LockstepProtocol {
   PathChallengeCounts path_challenges_;
   bool state_asked_ = false;  ///< request::SendState is out: provide_state() answers it
   bool reclaiming_ = false;  ///< a reclaim is taking a slot from its previous holder
+  // Host migration.
+  std::uint32_t plan_version_ = 0;  ///< the succession plan's (0: none yet)
+  std::vector<Successor> successors_;
+  /// A successor's handoff: it waits for the survivors until then (none: no handoff under way).
+  std::optional<Instant> handoff_until_;
+  Slot lost_slot_ = k_no_slot;  ///< the lost host's slot (k_no_slot: a relay host)
+  std::string lost_host_;       ///< … and address
+  /// A successor's connection to the host it succeeded, as that host's player.
+  struct Predecessor {
+    Endpoint host;
+    ConnectionId connection = 0;
+    std::optional<PacketProtection> protection;
+    Instant told_at{0};
+  };
+  std::optional<Predecessor> predecessor_;
+  std::uint64_t handoff_tick_ = 0;  ///< a successor's, once its handoff is over
+  std::vector<std::byte> held_own_;  ///< a successor's own inputs, ticks held_own_first_ on, until the handoff ends
+  std::uint64_t held_own_first_ = 0;
 };
 
 }  // namespace lockstep::net

@@ -46,8 +46,8 @@ class InputAssembly {
   /// Decides `slot`'s input of its next tick (held_through + 1): its latest input the host has
   /// received (for whatever tick, even one that came too late), or the neutral one before any.
   void decide(Slot slot);
-  /// The host's own input of `tick` (slot 0): only the next one is taken.
-  bool take_own(std::uint64_t tick, std::span<const std::byte> input, Instant now);
+  /// The host's own input of `tick` (its slot's): only the next one is taken.
+  bool take_own(Slot slot, std::uint64_t tick, std::span<const std::byte> input, Instant now);
   /// A slot whose player plays from `from`: neutral until then, after what it holds (a reclaimed
   /// slot's previous holder's inputs) or after the ticks assembled.
   void neutral_until(Slot slot, std::uint64_t from, std::uint64_t known_through);

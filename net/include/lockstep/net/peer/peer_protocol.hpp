@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lockstep/net/peer/evidence_upload.hpp"
@@ -87,7 +88,30 @@ class PeerProtocol final : public LockstepProtocol {
   [[nodiscard]] bool evidence_sent() const { return evidence_.done(); }
   [[nodiscard]] bool evidence_refused() const { return evidence_.refused(); }
 
+  // Host migration (peer_protocol_migration.cpp).
+  /// A host silent this long is lost (loss_detection of its timeout).
+  [[nodiscard]] Duration detect_after() const { return loss_detection(config_.timeout_after); }
+  /// The host's latest succession plan, once one came.
+  [[nodiscard]] const std::optional<Succession>& succession() const { return plan_; }
+  /// The host that was lost, once it is, and its slot (k_no_slot: a relay host).
+  [[nodiscard]] const Endpoint& lost_host() const { return lost_host_; }
+  [[nodiscard]] Slot lost_host_slot() const { return host_slot_; }
+  /// Its own inputs not yet relayed (kept for a successor): ticks own_inputs_first() on.
+  [[nodiscard]] std::span<const std::byte> own_inputs() const { return own_; }
+  [[nodiscard]] std::uint64_t own_inputs_first() const { return own_first_; }
+  [[nodiscard]] std::uint64_t slots_version() const { return slots_version_; }
+  /// Its connection to the lost host (id and keys), which a successor takes over: should the lost
+  /// host speak again, it is told so over it (Succeeded).
+  [[nodiscard]] ConnectionId connection() const { return connection_; }
+  std::optional<PacketProtection> take_protection() { return std::exchange(protection_, std::nullopt); }
+  /// How a successor runs the session it takes over (request::TakeOver): as the lost host did, as
+  /// far as the welcome and the plan say.
+  [[nodiscard]] HostSettings successor_settings() const;
+
  private:
+  /// The seed of a joiner's key pair (its `generation`th): from libsodium's generator, or (tests) its
+  /// test seed.
+  static std::array<std::byte, k_key_exchange_bytes> key_seed(const JoinSettings& settings, std::uint64_t generation);
   void handle_handshake(const Header& h, std::span<const std::byte> datagram, Instant now);
   void handle_welcome(const Header& h, const Welcome& welcome, Instant now);
   void handle_relay(std::span<const std::byte> datagram, Instant now);
@@ -113,6 +137,20 @@ class PeerProtocol final : public LockstepProtocol {
   /// The pieces of its evidence due now, if it is sending any.
   void send_evidence(Instant now);
   void say_goodbye();
+  void handle_succession(std::span<const std::byte> datagram);
+  /// The host is lost (silent past detect_after(), or it left before the end): the session goes
+  /// on with the plan's first successor that answers, or ends when there is none.
+  void migrate(Instant now);
+  /// Tries the plan's next successor: this player takes over (request::TakeOver), or it connects
+  /// to it (a migration connect); none left: the session ends here.
+  void next_successor(Instant now);
+  /// The successor welcomed this survivor: it goes on with it, sending the ticks it lacks.
+  void handle_resumed(const Header& h, const Welcome& w, Instant now);
+  /// Back to its host: no successor answered (it waits for the host until its timeout), or the
+  /// host spoke again (a datagram of its connection opened) before a successor welcomed it.
+  void host_is_back();
+  /// The relayed ticks the successor lacks, while it may still lack them.
+  void send_handoff();
   /// Ends the protocol with `outcome`, and says so with its event.
   void stop(Outcome outcome, std::string message);
   [[nodiscard]] std::string refusal_text(const Welcome& welcome) const;
@@ -123,6 +161,7 @@ class PeerProtocol final : public LockstepProtocol {
   Instant waits_from_;  ///< its timeout counts from here: when it asked, or the host's latest busy answer
   std::optional<Instant> first_hello_at_;
   Instant last_heard_{0};
+  Instant last_polled_{0};
   std::optional<Instant> finished_since_;  ///< when it stepped its last tick
   /// This join's key pair: drawn once for every connect (again only when forged challenges name
   /// more host keys than it keeps); wiped once the traffic keys are derived.
@@ -169,6 +208,19 @@ class PeerProtocol final : public LockstepProtocol {
   std::int8_t lead_ = 0;  ///< the host's last estimate of this player's clock lead (prediction)
   std::vector<std::byte> neutral_tick_;  ///< every player's neutral input: tick 0's
   std::vector<std::byte> relayed_;       ///< a relay's ticks, whole
+  // Host migration.
+  std::optional<Succession> plan_;
+  std::uint32_t succession_acks_due_ = 0;  ///< updates that still carry the plan's acknowledgement
+  PublicKey host_key_{};      ///< the host's key, pinned at the welcome: a successor must hold it
+  Endpoint lost_host_;        ///< the host lost (and its connection kept until a successor welcomes)
+  std::uint32_t next_successor_ = 0;  ///< the plan's next successor to try
+  bool resuming_ = false;     ///< connecting to a successor
+  Slot host_slot_ = k_no_slot;  ///< its host's slot: the plan's, or the successor's it moved to
+  bool successors_tried_ = false;  ///< none answered: it waits for its host again, until the timeout
+  std::uint64_t host_bye_tick_ = 0;  ///< the last tick the host said it stepped when it left
+  std::uint64_t handoff_from_ = 0;   ///< ticks the successor lacks: handoff_from_ … handoff_through_
+  std::uint64_t handoff_through_ = 0;
+  std::vector<std::byte> handoff_scratch_;
 };
 
 }  // namespace lockstep::net

@@ -12,6 +12,7 @@
 /// ticks 1 to D are neutral for everyone.
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "lockstep/net/io/datagram_socket.hpp"
+#include "lockstep/net/io/time.hpp"
 #include "lockstep/net/protocol/decided_inputs.hpp"
 #include "lockstep/net/protocol/delay_change.hpp"
 #include "lockstep/net/protocol/outbox.hpp"
@@ -31,6 +33,12 @@
 #include "lockstep/net/wire/wire.hpp"
 
 namespace lockstep::net {
+
+/// Host migration's detection time: a host silent this long (to every joiner) is lost, and a host
+/// that hears from nobody this long was cut off. Half the timeout (2.5 s by default): well past a
+/// hiccup the session rides out (a player is only interrupted after the notify time), well before
+/// the timeout that would end it.
+constexpr Duration loss_detection(std::chrono::milliseconds timeout) { return Duration(timeout) / 2; }
 
 /// How a session ended: the exit codes of `lockstep host/join/spectate`.
 enum class Outcome : std::uint8_t { finished = 0, desync = 1, refused = 2, network_failed = 3 };
@@ -170,6 +178,28 @@ class LockstepProtocol {
 
  protected:
   LockstepProtocol() = default;
+
+  /// A successor's protocol goes on from its own peer protocol's session: the parameters, the
+  /// ticks, the slot table, the delays, its own hashes and stepped tick, the drops counted, and the
+  /// events not yet taken (moved). What only a host or a peer keeps is theirs to carry over.
+  void continue_from(LockstepProtocol& from) {
+    parameters_ = from.parameters_;
+    ticks_ = from.ticks_;
+    slots_ = from.slots_;
+    start_at_ = from.start_at_;
+    desync_tick_ = from.desync_tick_;
+    own_tick_ = from.own_tick_;
+    own_inputs_from_ = from.own_inputs_from_;
+    resync_ = from.resync_;
+    own_hashes_ = from.own_hashes_;
+    own_hashes_from_ = from.own_hashes_from_;
+    delay_ = from.delay_;
+    previous_delay_ = from.previous_delay_;
+    delay_from_ = from.delay_from_;
+    delay_changes_ = from.delay_changes_;
+    drops_ = from.drops_;
+    events_ = std::move(from.events_);
+  }
 
   void emit(ProtocolEvent event) { events_.push_back(std::move(event)); }
   /// Asks the session for something (it takes it after the call into the protocol returns).

@@ -107,6 +107,17 @@ struct DesyncRecorded {
   std::string evidence;
 };
 
+/// The host was lost and the session goes on with a successor: this participant (`took_over`), or
+/// the player of `host_slot` at `host`. `tick`: on the successor, the handoff's (the last tick whose
+/// inputs any survivor held; it decides those after it); on a survivor, the last the successor held
+/// when it let this one in.
+struct HostMigrated {
+  std::uint64_t tick = 0;
+  Slot host_slot = k_no_slot;
+  std::string host;       ///< the new host's address, as this participant reaches it
+  std::string lost_host;  ///< the lost host's address
+  bool took_over = false;
+};
 }  // namespace event
 
 using ProtocolEvent =
@@ -114,7 +125,7 @@ using ProtocolEvent =
                  event::SessionStarting, event::SessionStarted, event::Interrupted, event::Resumed, event::Gone,
                  event::Desync, event::Finished, event::Refused, event::NetworkFailed, event::Left,
                  event::InputDelayChanged, event::StateSent, event::StateReceived, event::Diverged,
-                 event::DivergedAgain, event::Resynced, event::DesyncRecorded>;
+                 event::DivergedAgain, event::Resynced, event::DesyncRecorded, event::HostMigrated>;
 
 /// The kind's name in snake_case ("player_joined"), for traces.
 std::string_view event_name(const ProtocolEvent& event);

@@ -58,9 +58,14 @@ struct BundleDue {
   std::vector<CollectedEvidence> others;
 };
 
+/// The host is lost and this player is its successor: the session goes on under a host protocol
+/// made from this peer protocol (HostProtocol's successor constructor, with successor_settings()).
+struct TakeOver {};
+
 }  // namespace request
 
 using SessionRequest =
-    std::variant<request::SendState, request::Welcomed, request::StateReceived, request::EvidenceDue, request::BundleDue>;
+    std::variant<request::SendState, request::Welcomed, request::StateReceived, request::EvidenceDue, request::BundleDue,
+                 request::TakeOver>;
 
 }  // namespace lockstep::net

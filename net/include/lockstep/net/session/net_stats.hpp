@@ -13,6 +13,8 @@
 
 namespace lockstep::net {
 
+class LockstepProtocol;
+
 struct NetStats {
   std::uint64_t ticks = 0;          ///< ticks stepped
   /// Players: ticks the clock said were due whose inputs had not arrived (each counted once).
@@ -78,6 +80,10 @@ struct NetStats {
 /// inputs_decided ([{"slot": S, "inputs": N}, …]: a player's own, a host's every player slot's with
 /// "late_inputs": L), dropped (reason → count, the reasons that occurred).
 std::string stats_json(const NetStats& stats);
+
+/// What `protocol` counts into `stats`: round trips, the delay (after `tick`) and its changes, path
+/// challenges, the input tolerance's decisions and the drops.
+void add_protocol_stats(NetStats& stats, const LockstepProtocol& protocol, std::uint64_t tick);
 
 /// "tick 600, rtt 0.4 ms, input delay 2, stalls 0, latency 2/2 ticks, sent 601 dgrams 14.2 KB,
 /// received …, dropped none" (totals since the start; the latency is a player's median/99th

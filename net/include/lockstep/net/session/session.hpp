@@ -267,19 +267,12 @@ class Session {
     s.paced = is_player();
     s.stall_ticks = pacing_.stalls();
     s.behind_ticks = pacing_.behind();
-    s.rtt_ms = protocol_->rtt_ms();
-    s.input_delay = protocol_->input_delay_after(tick());
-    s.delay_changes = protocol_->delay_changes();
     s.state_bytes = state_bytes_;
     s.prediction_window = prediction_window();
     predicted_.add_to(s);
     timeline_.add_to(s, protocol_->first_hello_at());
     resync_.add_to(s);
-    const PathChallengeCounts challenges = protocol_->path_challenges();
-    s.path_challenges = challenges.sent;
-    s.path_challenges_withheld = challenges.withheld;
-    s.decided = protocol_->decided_inputs();
-    s.dropped = protocol_->drops();
+    add_protocol_stats(s, *protocol_, tick());
     return s;
   }
   /// The protocol, for what a host and a peer both know (ticks, slot states, the start).
@@ -472,6 +465,12 @@ class Session {
   bool answer(request::BundleDue& due, Instant) {
     const std::string& path = bundles_.write<S>(parameters(), due.desync_tick, std::move(due.others));
     if (protocol_->resyncs()) events_.push_back(event::DesyncRecorded{due.desync_tick, path});
+    return true;
+  }
+
+  /// This player succeeds its lost host: the session goes on under a host protocol.
+  bool answer(request::TakeOver&, Instant now) {
+    protocol_ = SimulationBytes<S>::successor(dynamic_cast<PeerProtocol&>(*protocol_), config_, seed_, now);
     return true;
   }
 

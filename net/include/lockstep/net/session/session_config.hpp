@@ -76,6 +76,9 @@ struct HostSettings {
   std::chrono::milliseconds timeout_after{5000};  ///< … and this long, gone
   std::chrono::milliseconds countdown{500};       ///< from the last slot filled to tick 1
   std::chrono::milliseconds wait_timeout{0};      ///< give up waiting for players (0: never)
+  /// Host migration (host --no-migration turns it off): the players learn an order of succession
+  /// and the host's admission secrets, so that the session survives the host's loss.
+  bool migration = true;
   /// The host's key pair, the cookies' key, the session id, slot keys and challenges come from
   /// libsodium's generator; there is no other source a program could pass by mistake.
   /// Tests only: not 0, derives all of those from this seed instead, so that a run repeats

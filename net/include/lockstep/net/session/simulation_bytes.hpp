@@ -3,11 +3,13 @@
 /// (its name, compatibility id, input and configuration as bytes, how to check them), and a state
 /// from the host's bytes, checked before anything is stepped from it.
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "lockstep/engine/assert.hpp"
 #include "lockstep/engine/canonical_archive.hpp"
 #include "lockstep/engine/hash_hex.hpp"
 #include "lockstep/engine/runner.hpp"
@@ -42,6 +44,14 @@ struct SimulationBytes {
     p.neutral_input = neutral_input();
     p.valid_input = &valid_input;
     return p;
+  }
+
+  /// A successor's host protocol: `peer`'s host was lost and its plan names this player next.
+  static std::unique_ptr<LockstepProtocol> successor(PeerProtocol& peer, const typename S::Config& config,
+                                                     std::uint64_t seed, Instant now) {
+    Result<HostProtocolConfig> host = host_config(peer.successor_settings(), config, seed, peer.parameters().players);
+    LOCKSTEP_ASSERT(host.ok());  // the same configuration the lost host ran
+    return std::make_unique<HostProtocol>(std::move(host).value(), peer, now);
   }
 
   /// The peer protocol's configuration of a joiner.

@@ -29,9 +29,9 @@ inline constexpr std::size_t k_packet_tag_bytes = 16;
 inline constexpr std::size_t k_key_exchange_bytes = 32;  ///< a public key, a secret key, a seed
 
 inline constexpr std::size_t k_credential_secret_bytes = 32;
-/// The protocol's magic ("LK") and version (14, k_protocol_version): authenticated before every sealed datagram's own
+/// The protocol's magic ("LK") and version (15, k_protocol_version): authenticated before every sealed datagram's own
 /// header as associated data, though a sealed datagram does not carry them.
-inline constexpr std::array<std::byte, 3> k_protocol_context = {std::byte{0x4C}, std::byte{0x4B}, std::byte{14}};
+inline constexpr std::array<std::byte, 3> k_protocol_context = {std::byte{0x4C}, std::byte{0x4B}, std::byte{15}};
 /// The longest header sealing authenticates (a connect's clear part with a token).
 inline constexpr std::size_t k_max_authenticated_header = 256;
 
@@ -125,6 +125,13 @@ class ConnectionKeys {
 /// handshake (BLAKE2b-256 keyed with the first over a label and the second), so that the traffic
 /// keys depend on both key exchanges and on the credential (net/PROTOCOL.md, "Keys").
 [[nodiscard]] CredentialSecret traffic_secret(const CredentialSecret& credential, const ConnectionKeys& handshake);
+
+/// A participant's migration proof: the credential secret with which it connects to a successor
+/// after its host is lost (CredentialKind::migration). BLAKE2b-256 keyed with the session's
+/// migration secret (which only the host and its successors hold) over a label and the slot
+/// (0xFFFF: a spectator's), so a player can prove its own slot and no other (net/PROTOCOL.md,
+/// "Host migration").
+[[nodiscard]] CredentialSecret migration_proof(const CredentialSecret& migration, std::uint16_t slot);
 
 inline constexpr std::size_t k_connect_mac_bytes = 16;
 using ConnectMac = std::array<std::byte, k_connect_mac_bytes>;

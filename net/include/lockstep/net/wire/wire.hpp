@@ -1,5 +1,5 @@
 #pragma once
-/// The lockstep datagram protocol, version 14 (net/PROTOCOL.md describes every byte): one function
+/// The lockstep datagram protocol, version 15 (net/PROTOCOL.md describes every byte): one function
 /// per message type that writes it and one that reads it, with explicit, bounded little-endian
 /// parsing. Nothing outside this header and net/src/wire/ knows an offset.
 ///
@@ -31,7 +31,7 @@
 namespace lockstep::net {
 
 inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
-inline constexpr std::uint8_t k_protocol_version = 14;
+inline constexpr std::uint8_t k_protocol_version = 15;
 /// The header of a clear message, and of a sealed one.
 inline constexpr std::size_t k_header_bytes = 7;
 inline constexpr std::size_t k_sealed_header_bytes = 5;
@@ -103,7 +103,10 @@ enum class MessageType : std::uint8_t {
   path = 11,
   evidence = 12,      ///< participant → host: a piece of its evidence of a desync
   evidence_ack = 13,  ///< host → participant: what it holds of that evidence
-  last = evidence_ack,
+  succession = 14,    ///< host → participant: who succeeds the host, and what a successor needs
+  handoff = 15,       ///< survivor → successor: relayed ticks the successor lacks
+  succeeded = 16,     ///< successor → its lost host, as its player: it took over (the host ends)
+  last = succeeded,
 };
 
 /// Whether a message travels sealed, with the short header (every one but the handshake's first
@@ -122,7 +125,10 @@ enum class Role : std::uint8_t { player = 0, spectator = 1 };
 enum class RefuseReason : std::uint8_t { version = 1, full = 2, started = 3, key = 4, busy = 5 };
 
 /// What a joiner proves it may join with (net/PROTOCOL.md, "Credentials").
-enum class CredentialKind : std::uint8_t { open = 0, invite = 1, token = 2 };
+/// *migration*: a survivor of a lost host (or a participant following it) connecting to the
+/// successor, with the proof its succession plan gave it for its slot (net/PROTOCOL.md, "Host
+/// migration").
+enum class CredentialKind : std::uint8_t { open = 0, invite = 1, token = 2, migration = 3 };
 
 using Cookie = std::array<std::byte, k_cookie_bytes>;
 using TokenBlob = std::array<std::byte, k_token_blob_bytes>;
@@ -163,9 +169,14 @@ struct Connect {
   Cookie cookie{};
   PublicKey joiner_key{};   ///< the joiner's X25519 public key, drawn for this handshake
   TokenBlob token{};        ///< CredentialKind::token only
+  Slot migration_slot = k_no_slot;  ///< CredentialKind::migration only: the slot its proof is for
   // Sealed:
   Role role = Role::player;  ///< what the joiner asks to be; only an open session takes it
   std::optional<Reclaim> reclaim;  ///< players: reclaim this slot rather than take a free one
+  /// CredentialKind::migration only (in the claim's place): the session it continues, and the last
+  /// tick whose relayed inputs it holds.
+  std::uint64_t resume_session = 0;
+  std::uint64_t resume_through = 0;
   /// Last, after the sealed part's tag: connect_mac of every byte before it under the
   /// credential's secret, so that a copy with any byte changed fails before any public-key work.
   std::array<std::byte, k_connect_mac_bytes> mac{};
@@ -173,7 +184,8 @@ struct Connect {
 
 /// Where a connect's sealed part starts (everything before it is its associated data).
 constexpr std::size_t connect_sealed_offset(CredentialKind kind) {
-  return k_header_bytes + 1 + 8 + k_cookie_bytes + k_key_exchange_bytes + (kind == CredentialKind::token ? k_token_blob_bytes : 0);
+  return k_header_bytes + 1 + 8 + k_cookie_bytes + k_key_exchange_bytes + (kind == CredentialKind::token ? k_token_blob_bytes : 0) +
+         (kind == CredentialKind::migration ? 2 : 0);
 }
 /// The plaintext of a connect's sealed part: role, claim session, slot and key.
 inline constexpr std::size_t k_connect_sealed_bytes = 1 + 8 + 2 + 8;
@@ -212,6 +224,9 @@ struct Welcome {
   /// W: players step up to this many ticks ahead of the confirmed ones, predicting the others'
   /// inputs (0: lockstep; on the wire only when not 0).
   std::uint8_t prediction_window = 0;
+  /// The answer to a migration connect: the successor holds the relayed ticks through this one,
+  /// and the survivor sends it those after it that it holds (handoff messages).
+  std::optional<std::uint64_t> resumed_through;
 };
 
 /// Only `reason` and `host_version` in clear (to another version's hello): the text would make it
@@ -265,6 +280,8 @@ struct Update {
   std::optional<Timing> timing;
   /// The last path challenge the host sent, echoed for k_path_echo_for after it arrived.
   std::optional<std::uint64_t> path_response;
+  /// The version of the succession plan it holds (0: none).
+  std::uint32_t succession_ack = 0;
 };
 
 enum class SlotState : std::uint8_t { waiting = 0, active = 1, interrupted = 2, gone = 3 };
@@ -379,6 +396,65 @@ struct EvidenceAck {
   std::uint64_t held = 0;
 };
 
+/// An address and port as a succession plan carries it (IPv4 in the first 4 bytes, or IPv6).
+struct WireAddress {
+  bool v6 = false;
+  std::array<std::byte, 16> address{};
+  std::uint16_t port = 0;
+  friend bool operator==(const WireAddress&, const WireAddress&) = default;
+};
+
+/// A successor in the order of succession: a player's slot, and its address as the host sees it.
+struct Successor {
+  Slot slot = k_no_slot;
+  WireAddress address;
+  friend bool operator==(const Successor&, const Successor&) = default;
+};
+inline constexpr std::size_t k_max_successors = 8;
+
+/// What a successor needs to admit everyone the host admits: the host's key pair's seed (invites
+/// name its public key, and survivors expect it), its credentials, and the secret every
+/// participant's migration proof comes from.
+struct HostSecrets {
+  std::array<std::byte, 32> host_key_seed{};
+  CredentialSecret migration{};
+  bool open = false;
+  std::optional<CredentialSecret> player_invite;
+  std::optional<CredentialSecret> spectator_invite;
+  std::optional<std::array<std::byte, 32>> token_key;
+  std::uint64_t host_id = 0;
+  friend bool operator==(const HostSecrets&, const HostSecrets&) = default;
+};
+
+/// The host's succession plan for one participant: who succeeds it, in order; the recipient's own
+/// migration proof (the secret of its CredentialKind::migration connect); and, for a successor,
+/// the host's secrets.
+struct Succession {
+  std::uint32_t version = 0;  ///< not 0; a newer plan has a larger one
+  Slot host_slot = k_no_slot; ///< the host's own slot (k_no_slot: a relay host)
+  std::uint32_t count = 0;
+  std::array<Successor, k_max_successors> successors{};
+  CredentialSecret proof{};
+  std::optional<HostSecrets> secrets;
+  friend bool operator==(const Succession&, const Succession&) = default;
+};
+
+/// A survivor's relayed ticks the successor lacks: `input_ticks` ticks from `first_tick`, coded as
+/// a relay codes them (Relay::inputs, after_previous).
+struct Handoff {
+  std::uint64_t first_tick = 0;
+  std::uint32_t input_ticks = 0;
+  bool after_previous = false;
+  std::span<const std::byte> inputs;
+};
+
+/// A successor tells its lost host, should that one speak again, that it took over: the host was
+/// taken for lost and the session goes on without it.
+struct Succeeded {
+  Slot slot = k_no_slot;   ///< the successor's
+  std::uint64_t tick = 0;  ///< the handoff's
+};
+
 /// A decoded message, or why the datagram is dropped.
 template <class T>
 struct Decoded {
@@ -422,6 +498,9 @@ void write_path(std::vector<std::byte>& out, const Header& h, const PathChalleng
 void write_state(std::vector<std::byte>& out, const Header& h, const StatePiece& m);
 void write_evidence(std::vector<std::byte>& out, const Header& h, const EvidencePiece& m);
 void write_evidence_ack(std::vector<std::byte>& out, const Header& h, const EvidenceAck& m);
+void write_succession(std::vector<std::byte>& out, const Header& h, const Succession& m);
+void write_handoff(std::vector<std::byte>& out, const Header& h, const Handoff& m);
+void write_succeeded(std::vector<std::byte>& out, const Header& h, const Succeeded& m);
 
 /// Reads and checks the header (size bounds; the magic and version of a clear one; the type).
 Decoded<Header> read_header(std::span<const std::byte> datagram);
@@ -461,5 +540,10 @@ Decoded<StatePiece> read_state(std::span<const std::byte> datagram);
 /// checksum.
 Decoded<EvidencePiece> read_evidence(std::span<const std::byte> datagram);
 Decoded<EvidenceAck> read_evidence_ack(std::span<const std::byte> datagram);
+/// Checks every successor's slot against `players` and that none is the host's.
+Decoded<Succession> read_succession(std::span<const std::byte> datagram, std::uint32_t players);
+/// Checks every tick's changes, as read_relay does.
+Decoded<Handoff> read_handoff(std::span<const std::byte> datagram, const RelayShape& shape);
+Decoded<Succeeded> read_succeeded(std::span<const std::byte> datagram);
 
 }  // namespace lockstep::net
