@@ -125,7 +125,7 @@ TEST_CASE("a handoff carries relayed ticks as a relay codes them", "[net][wire][
   }
 }
 
-TEST_CASE("a migration connect names its slot in clear and its resumption sealed; the welcome answers with the "
+TEST_CASE("a migration connect names its slot in clear and its resumption sealed, and the welcome answers with the "
           "successor's ticks",
           "[net][wire][migration]") {
   Connect c;
