@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,7 @@ constexpr std::uint64_t k_ticks = 600;
 struct Setup {
   std::uint64_t lose_at = 200;   ///< once participant 1 stepped this tick
   bool leave = false;            ///< the host leaves (says goodbye) rather than dies
+  bool cut = false;              ///< the host's network is cut both ways for 6 s rather than it dies
   bool relay = false;
   std::uint32_t window = 0;      ///< prediction
   bool spectator = false;
@@ -76,6 +78,7 @@ void lose_host(Migration& m, const testing::TempDir& dir, const Setup& setup) {
     if (m.lost_at == net::Instant{0} && group[1].session->tick() >= setup.lose_at) {
       m.lost_at = now;
       if (setup.leave) group[0].session->leave(now);
+      else if (setup.cut) group.network().cut(VirtualSessions<WalkerSim>::address(0), now, now + seconds(6), true);
       else group.kill(0);
     }
     // The successor dies once participant 3 has moved to it: during its handoff, or just after.
@@ -106,8 +109,14 @@ void check_survivors(const Migration& m, const testing::TempDir& dir) {
     CHECK(m.group[i].session->result()->outcome == Outcome::finished);
     CHECK(m.group[i].session->tick() == k_ticks);
     if (i <= 3) CHECK(testing::read_file(dir.file("p" + std::to_string(i) + ".lsr")) == recording);
+    CHECK(m.group[i].hashes == m.group[m.survivors.back()].hashes);
   }
-  CHECK(m.group.agree());
+  // The lost host agrees with them as far as the first tick the successor decided (a host cut off
+  // steps a few more of its own before it ends).
+  const std::map<std::uint64_t, std::uint64_t>& lost = m.group[0].hashes;
+  const std::map<std::uint64_t, std::uint64_t>& survivor = m.group[m.survivors.back()].hashes;
+  const std::uint64_t handoff = all_of<net::event::HostMigrated>(m.events[m.survivors.back()]).back().tick;
+  for (auto it = lost.begin(); it != lost.end() && it->first <= handoff; ++it) CHECK(survivor.at(it->first) == it->second);
 }
 
 /// The virtual time from the host's loss until a survivor stepped a tick past the handoff: the
@@ -172,6 +181,7 @@ TEST_CASE("the host lost with prediction on, behind a relay host, with a spectat
   SECTION("a relay host, succeeded by a player") { setup.relay = true; }
   SECTION("a spectator follows") { setup.spectator = true; }
   SECTION("the host leaves mid-session") { setup.leave = true; }
+  SECTION("the host cut off: it ends, its players go on without it") { setup.cut = true; }
   SECTION("5% loss and 30 ms on every link") {
     setup.faults.loss = 0.05;
     setup.faults.delay_ms = 30;
@@ -182,6 +192,11 @@ TEST_CASE("the host lost with prediction on, behind a relay host, with a spectat
   lose_host(m, dir, setup);
   check_survivors(m, dir);
   for (const std::size_t i : m.survivors) CHECK(all_of<net::event::HostMigrated>(m.events[i]).size() == 1);
+  if (setup.cut) {
+    // It heard from no one for the detection time: it ends rather than play on alone.
+    CHECK(m.group[0].session->result()->outcome == Outcome::network_failed);
+    CHECK_THAT(m.group[0].session->result()->message, Catch::StartsWith("every participant has been silent for 1500 ms"));
+  }
 }
 
 TEST_CASE("a successor lost once a survivor reached it is succeeded by the next", "[net][session][migration]") {

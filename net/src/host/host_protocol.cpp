@@ -72,7 +72,7 @@ void HostProtocol::receive(const Endpoint& from, std::span<const std::byte> data
     return drop(h.drop);
   }
   // The host this one succeeded speaks again: it is told, and nothing else is done with it.
-  if (predecessor_ && from == predecessor_->host && is_sealed(h->type) && !h->clear) return tell_succeeded(now);
+  if (predecessor_ && from == predecessor_->host && is_sealed(h->type) && !h->clear) return tell_succeeded(datagram, now);
   if (h->type == MessageType::hello) return handle_hello(from, datagram, now);
   if (h->type == MessageType::connect) return handle_connect(from, *h, datagram, now);
   if (!is_sealed(h->type) || h->clear) return drop(DropReason::unexpected_type);

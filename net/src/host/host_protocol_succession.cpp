@@ -59,8 +59,11 @@ void HostProtocol::review_succession() {
   std::size_t count = 0;
   const auto others = std::ranges::count_if(connections_, [](const Connection& c) { return !c.is_gone() && !c.is_late(); });
   for (const Connection& c : connections_) {
+    // An interrupted player stays in it: a host cut off from everyone sees all of them interrupted,
+    // and its plan must still name the successor they go to.
+    const SlotState state = slots()[c.slot].state;
     if (others < 2 || !c.is_player() || c.is_gone() || c.is_late() || !c.in<phase::Active>() ||
-        slots()[c.slot].state != SlotState::active) {
+        (state != SlotState::active && state != SlotState::interrupted)) {
       continue;
     }
     std::size_t at = count;  // kept in slot order, the lowest k_max_successors
@@ -119,8 +122,14 @@ bool HostProtocol::cut_off(Instant now) const {
   return silent >= 2;
 }
 
-void HostProtocol::tell_succeeded(Instant now) {
+void HostProtocol::tell_succeeded(std::span<const std::byte> datagram, Instant now) {
   if (handoff_until_ || !predecessor_->protection || now - predecessor_->told_at < k_succession_every) return;
+  // Only what opens under the old connection is the lost host's: nothing is sent for anything else.
+  const Decoded<Header> h = read_header(datagram);
+  if (!h || h->connection != predecessor_->connection) return;
+  scratch_.assign(datagram.begin(), datagram.end());
+  PacketProtection& keys = *predecessor_->protection;
+  if (keys.open(scratch_, k_sealed_header_bytes, keys.received_number(h->number)) != OpenOutcome::opened) return;
   predecessor_->told_at = now;
   std::vector<std::byte>& out = outbox().next(predecessor_->host);
   write_succeeded(out, Header{MessageType::succeeded, predecessor_->connection,

@@ -452,9 +452,9 @@ void PeerProtocol::poll(Instant now) {
     send_update(now);
     // With each new input (about once a tick), and every two ticks when there is none.
     sent(now, now + (start_time() ? 2 * tick_period() : k_welcomed_send_every));
+    send_handoff();  // with each update, while the successor may lack them
   }
   send_evidence(now);  // resyncing: its evidence of a desync goes to the host as the session goes on
-  send_handoff();
   if (own_tick() < parameters().end_tick || (incoming_.expected() && !incoming_.taken())) return;
   if (!finished_since_) finished_since_ = now;
   // Stay until the host holds every hash (so it can check the last ticks too), briefly; in a

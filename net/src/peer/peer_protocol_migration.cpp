@@ -78,8 +78,10 @@ void PeerProtocol::next_successor(Instant now) {
     return;
   }
   // No successor answered: this participant may be the one cut off. It waits for its host again,
-  // as it would without a plan, until its timeout.
+  // as it would without a plan, until its timeout (at once if the host said goodbye).
+  const bool left = host_left_;
   host_is_back();
+  host_left_ = left;
   successors_tried_ = true;
 }
 

@@ -190,9 +190,9 @@ class HostProtocol final : public LockstepProtocol {
   /// Where a migration connect goes: the slot its proof is for (or a spectator's place), or why not.
   [[nodiscard]] std::variant<Slot, Refusal> resume_place(const Connect& connect, const Credential& credential) const;
   void handle_handoff(Connection& c, std::span<const std::byte> datagram);
-  /// A datagram from the lost host: it is told, over the predecessor's connection, that this
-  /// successor took over (not more often than every 100 ms).
-  void tell_succeeded(Instant now);
+  /// A datagram from the lost host that opens under the predecessor's connection: the lost host
+  /// is told over it that this successor took over (not more often than every 100 ms).
+  void tell_succeeded(std::span<const std::byte> datagram, Instant now);
   /// A player of this host's plan says it took over: this host was taken for lost, and ends.
   void handle_succeeded(const Connection& c, std::span<const std::byte> datagram);
   /// Whether this host, whose plan named a successor, has heard from no participant for a
