@@ -61,11 +61,9 @@ void HostProtocol::review_succession() {
   for (const Connection& c : connections_) {
     // An interrupted player stays in it: a host cut off from everyone sees all of them interrupted,
     // and its plan must still name the successor they go to.
+    if (others < 2 || !c.is_player() || c.is_gone() || c.is_late() || !c.in<phase::Active>()) continue;
     const SlotState state = slots()[c.slot].state;
-    if (others < 2 || !c.is_player() || c.is_gone() || c.is_late() || !c.in<phase::Active>() ||
-        (state != SlotState::active && state != SlotState::interrupted)) {
-      continue;
-    }
+    if (state != SlotState::active && state != SlotState::interrupted) continue;
     std::size_t at = count;  // kept in slot order, the lowest k_max_successors
     while (at > 0 && now[at - 1].slot > c.slot) --at;
     if (at == k_max_successors) continue;
