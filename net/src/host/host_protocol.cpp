@@ -194,7 +194,8 @@ void HostProtocol::take_hashes(Connection& c, const Update& u, std::uint64_t num
   if (c.between_states()) return;
   if (c.hashes_from && number < *c.hashes_from) return;
   if (!c.hashes_anchored) {
-    c.hash_through = std::max(c.hash_through, u.hashes_first_tick - 1);
+    // Not past this host's own ticks: no survivor chooses to have its hashes go uncompared.
+    c.hash_through = std::max(c.hash_through, std::min(u.hashes_first_tick - 1, own_tick()));
     c.hashes_anchored = true;
   }
   for (std::uint32_t i = 0; i < u.hash_count; ++i) {

@@ -423,7 +423,8 @@ void HostProtocol::depart(Connection& c, Departure how) {
   // slot as it found it.
   if (!c.is_player() || late) return;
   // The host alone decides from which tick a departed player's input is neutral, and relays it.
-  const std::uint64_t neutral_from = inputs_.held_through(c.slot) + 1;
+  // (After the ticks known: a successor's assembly, fresh in its handoff, holds none of them.)
+  const std::uint64_t neutral_from = std::max(inputs_.held_through(c.slot), ticks().known_through()) + 1;
   set_slot(c.slot, {SlotState::gone, neutral_from, 0});
   phases_.forget(c.slot);
   if (neutral_from <= config_.end_tick) emit(event::Gone{c.slot, neutral_from, by_goodbye});

@@ -25,7 +25,8 @@ constexpr std::uint64_t k_successor_versions = std::uint64_t{1} << 16;
 HostProtocol::HostProtocol(HostProtocolConfig config, PeerProtocol& predecessor, Instant now)
     : config_(std::move(config)),
       created_(now),
-      gate_(config_.credentials, config_.players, false, config_.test_key_seed, now, predecessor.succession()->secrets),
+      gate_(config_.credentials, config_.players, false, config_.test_key_seed, now,
+            predecessor.succession() ? predecessor.succession()->secrets : std::nullopt),
       inputs_(config_.players, config_.neutral_input, config_.input_delay),
       delay_(config_.tick_rate_hz, config_.prediction_window) {
   LOCKSTEP_ASSERT(predecessor.succession() && predecessor.succession()->secrets);
@@ -40,8 +41,11 @@ HostProtocol::HostProtocol(HostProtocolConfig config, PeerProtocol& predecessor,
   // Its plans' versions (as its slot tables') start far past the one it held: some survivors may
   // hold a later plan of the lost host's.
   plan_version_ = plan.version + static_cast<std::uint32_t>(k_successor_versions);
-  slots_version_ = predecessor.slots_version() + k_successor_versions;
-  for (std::uint32_t p = 0; p < config_.players; ++p) slot_changed_at_[p] = slots_version_;  // everyone gets it all
+  // Every slot changed, each at a version of its own (a relay carries at most 32 changes, and a
+  // joiner holds the version of the last it took): everyone gets the whole table.
+  const std::uint64_t base = predecessor.slots_version() + k_successor_versions;
+  for (std::uint32_t p = 0; p < config_.players; ++p) slot_changed_at_[p] = base + p + 1;
+  slots_version_ = base + config_.players;
   predecessor_ = Predecessor{predecessor.lost_host(), predecessor.connection(), predecessor.take_protection(), Instant{0}};
   held_own_.assign(predecessor.own_inputs().begin(), predecessor.own_inputs().end());
   held_own_first_ = predecessor.own_inputs_first();
@@ -153,9 +157,14 @@ std::variant<Slot, Refusal> HostProtocol::resume_place(const Connect& connect, c
   if (connect.resume_session != parameters().session) return Refusal{RefuseReason::key, "this is another session"};
   // After the handoff, a survivor that holds ticks past the session's went on with inputs the
   // session did not keep: it cannot go on here.
-  if (!handoff_until_ && connect.resume_through > ticks().known_through()) {
-    return Refusal{RefuseReason::started, "the session went on from tick " + std::to_string(ticks().known_through()) +
+  // (Any tick past the handoff's it holds came from the lost host, not from this successor.)
+  if (!handoff_until_ && connect.resume_through > handoff_tick_) {
+    return Refusal{RefuseReason::started, "the session went on from tick " + std::to_string(handoff_tick_) +
                                               " without the ticks this participant holds"};
+  }
+  // Relays start at the tick after those it holds: one this successor forgot cannot be sent.
+  if (connect.resume_through + 1 < ticks().first_tick()) {
+    return Refusal{RefuseReason::started, "this participant is too far behind the successor to be served"};
   }
   if (credential.slot == k_no_slot) {
     if (places().spectators >= k_max_spectators) return Refusal{RefuseReason::full, "the session has no room for more spectators"};
@@ -214,6 +223,12 @@ void HostProtocol::poll_handoff(Instant now) {
 void HostProtocol::end_handoff() {
   handoff_until_.reset();
   const std::uint64_t handoff = ticks().known_through();
+  // A survivor that holds ticks past the handoff's (its handoff did not come in time) stepped the
+  // lost host's inputs of them: it cannot go on with the ticks decided here.
+  for (Connection& c : connections_) {
+    if (!c.is_gone() && c.resumed_through && *c.resumed_through > handoff) depart(c, Departure::dropped);
+  }
+  forget_departed();
   // A successor no one else reached may be the one cut off (its host alive, and the others with
   // it): it does not go on alone.
   if (std::ranges::none_of(connections_, [](const Connection& c) { return !c.is_gone(); })) {
@@ -231,12 +246,16 @@ void HostProtocol::end_handoff() {
       set_slot(slot, {SlotState::gone, handoff + 1, 0});
       if (handoff < config_.end_tick) emit(event::Gone{slot, handoff + 1, false});
     }
-    inputs_.neutral_until(slot, handoff + 1, handoff);
+    // A player that plays from a later tick (joined under way) is neutral until then.
+    const bool plays = slots()[slot].state == SlotState::active || slots()[slot].state == SlotState::interrupted;
+    inputs_.neutral_until(slot, std::max(handoff + 1, plays ? slots()[slot].plays_from_tick : 0), handoff);
   }
   // Its own inputs from there on, and every later one as it comes.
   const std::uint32_t bytes = config_.input_bytes;
   for (std::uint64_t tick = std::max(held_own_first_, handoff + 1); (tick - held_own_first_ + 1) * bytes <= held_own_.size(); ++tick) {
-    (void)inputs_.take_own(parameters().slot, tick, std::span<const std::byte>(held_own_).subspan((tick - held_own_first_) * bytes, bytes), now_);
+    const std::span<const std::byte> input =
+        std::span<const std::byte>(held_own_).subspan(static_cast<std::size_t>(tick - held_own_first_) * bytes, bytes);
+    (void)inputs_.take_own(parameters().slot, tick, input, now_);
   }
   held_own_.clear();
   handoff_tick_ = handoff;
