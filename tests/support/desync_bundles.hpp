@@ -30,10 +30,12 @@ inline constexpr std::uint64_t k_bundle_last_tick = 160;
 /// `diverging` have body 1 nudged after stepping k_bundle_desync_tick (as --debug-perturb-tick
 /// does), those in `missing` send nothing (the host knows the low 32 bits of their hashes). With
 /// `other_build`, the diverging ones' evidence replays are re-simulated by a build that steps
-/// differently (NudgedWorld, nudged in the desync tick's substep 3 after "contacts"). The bundle
-/// the host would write.
+/// differently (NudgedWorld, nudged in the desync tick's substep 3 after "contacts"). With `apart`,
+/// each diverging one is nudged by its own amount (each its own group). The bundle the host would
+/// write.
 inline replay::EvidenceBundle make_bundle(std::uint32_t participants, const std::set<std::uint32_t>& diverging,
-                                          const std::set<std::uint32_t>& missing = {}, bool other_build = false) {
+                                          const std::set<std::uint32_t>& missing = {}, bool other_build = false,
+                                          bool apart = false) {
   WorldConfig played = small_arena(60);
   played.players = participants;
   net::TickLog log(participants, ButtonInput::k_bytes);
@@ -57,7 +59,7 @@ inline replay::EvidenceBundle make_bundle(std::uint32_t participants, const std:
       if (t == k_bundle_desync_tick && diverging.contains(i)) {
         World& world = runners[i].simulation_for_update();
         const Vec2 v = world.velocity(BodyId{1});
-        world.set_velocity(BodyId{1}, {v.x + 1e-6, v.y});
+        world.set_velocity(BodyId{1}, {v.x + 1e-6 * (apart ? i : 1), v.y});
         runners[i].rehash();
       }
       (void)keepers[i].note_stepped(runners[i]);

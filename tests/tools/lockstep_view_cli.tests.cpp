@@ -224,6 +224,40 @@ TEST_CASE("view of a bundle shows the host beside the first participant that div
   CHECK(missing.err == "error: #1 (slot 1) sent no evidence: it sent nothing within 2,000 ms\n");
 }
 
+TEST_CASE("view of a bundle with two diverged groups overlays both on the host's, and --participant picks one",
+          "[tools][view][bundle]") {
+  // Participants 1 and 3 diverge, each its own way: three groups, {0, 2}, {1} and {3}.
+  TempDir dir;
+  REQUIRE(replay::write_bundle_file(dir.file("d.lsbundle"), testing::make_bundle(4, {1, 3}, {}, false, true)).ok());
+  {
+    ViewProcess server({dir.file("d.lsbundle")});
+    ViewPage ws(server.port);
+    const std::string hello = ws.read_text();
+    CHECK_THAT(hello, Catch::Contains("\"files\":[\"#0 (the host, slot 0)\",\"#1 (slot 1)\",\"#3 (slot 3)\"]"));
+    CHECK_THAT(hello, Catch::Contains("\"worlds\":3"));
+    REQUIRE(ws.request_frames(149, 2));
+    std::optional<view::FrameBatch> batch = ws.read_frames();
+    REQUIRE(batch);
+    REQUIRE(batch->frames.size() == 2);
+    const auto& before = batch->frames[0].worlds;
+    const auto& at = batch->frames[1].worlds;
+    REQUIRE(at.size() == 3);
+    CHECK((before[0].hash == before[1].hash && before[1].hash == before[2].hash));
+    // At the desync tick: three states, and each other world's body 1 marked as differing.
+    CHECK(at[0].hash != at[1].hash);
+    CHECK(at[0].hash != at[2].hash);
+    CHECK(at[1].hash != at[2].hash);
+    for (const auto& world : at) {
+      CHECK(std::ranges::count_if(world.shapes, [](const auto& shape) { return (shape.flags & 1) != 0; }) >= 1);
+    }
+    CHECK(server.stop().exit_code == 0);
+  }
+  ViewProcess chosen({dir.file("d.lsbundle"), "--participant", "3"});
+  ViewPage ws(chosen.port);
+  CHECK_THAT(ws.read_text(), Catch::Contains("\"files\":[\"#0 (the host, slot 0)\",\"#3 (slot 3)\"]"));
+  CHECK(chosen.stop().exit_code == 0);
+}
+
 TEST_CASE("view refuses what it cannot show with one error line", "[tools][view][errors]") {
   TempDir dir;
   REQUIRE(run_process(k_lockstep, {"run", "--ticks", "10", "--bodies", "10", "--record", dir.file("a.lsr")}).exit_code == 0);

@@ -76,14 +76,14 @@ void mark_differing_shapes(const DrawList& draw_a, const DrawList& draw_b, const
 
 CLI::App* add_view_options(CLI::App& app, ViewOptions& options) {
   CLI::App* cmd = app.add_subcommand(
-      "view", "Watch a replay in a web browser: play, pause, step, scrub; two replays, or two participants of a "
-              "desync evidence bundle, are overlaid with what differs highlighted");
+      "view", "Watch a replay in a web browser: play, pause, step, scrub; two replays, or the groups of a desync "
+              "evidence bundle, are overlaid with what differs highlighted");
   cmd->add_option("files", options.paths, "A replay, two replays, or an evidence bundle")
       ->expected(1, 2);
   options.participant_option =
       cmd->add_option("--participant", options.participant,
-                      "Of an evidence bundle: show this participant (#N as `lockstep info BUNDLE` lists) beside the "
-                      "host's group (default: the first with evidence outside it)")
+                      "Of an evidence bundle: show only this participant (#N as `lockstep info BUNDLE` lists) over the "
+                      "host's group (default: the first with evidence of every other group)")
           ->check(whole_number(0, replay::k_max_bundle_participants - 1));
   cmd->add_option("--static", options.static_dir,
                   "Write the page and lockstep's WebAssembly engine into this new folder and exit: served by any static web "

@@ -122,7 +122,7 @@ Result<FrameBatch> decode_frame_batch(std::span<const std::byte> message) {
   batch.players = in.u16();
   batch.input_bytes = in.u16();
   const std::uint32_t frames = in.u32();
-  if (!in.ok() || worlds < 1 || worlds > 2) return fail("a frame batch header is malformed");
+  if (!in.ok() || worlds < 1 || worlds > k_max_view_worlds) return fail("a frame batch header is malformed");
   const std::size_t input_size = std::size_t{batch.players} * batch.input_bytes;
   const std::size_t least_frame = 8 + worlds * (k_world_bytes + input_size);
   if (frames > in.remaining() / least_frame) return fail("a frame batch claims ", frames, " frames in ", in.remaining(), " bytes");

@@ -15,7 +15,9 @@ const SHAPE = { body: 1, fixed: 2, player: 3, spring: 4, rope: 5, wall: 6 };
 const WORLD_FLAG = { recorded: 1, mismatch: 2, absent: 4, notDrawable: 8, yUp: 16 };
 const PLAYER_COLOURS = ['#ff9f1c', '#2ec4b6', '#e71d73', '#c6e03b', '#b388ff', '#ffd166', '#06d6a0', '#f78c6b'];
 const COLOUR = { background: '#10141c', body: '#4aa3ff', fixed: '#8892a0', spring: '#e0c050', rope: '#c08040',
-                 wall: '#5a6270', differs: '#ff3b3b', other: '#ff8cff' };
+                 wall: '#5a6270', differs: '#ff3b3b' };
+/// Each world drawn over the first (a comparison's second, an evidence bundle's other groups).
+const OVERLAY_COLOURS = ['#ff8cff', '#7dffb0', '#ffd27d', '#7dc8ff', '#c8a0ff', '#ffffff', '#b0ff5a'];
 
 const $ = (id) => document.getElementById(id);
 const view = {
@@ -154,6 +156,8 @@ function onHello(hello) {
   $('title').title = hello.files.join('\n');
   $('range').textContent = `of ${hello.start_tick}–${hello.last_tick}`;
   $('hash-b-label').hidden = $('hash-b').parentElement.hidden = hello.worlds < 2;
+  // B, or B to the last world's letter: each overlaid world's hash, in the order the title names them.
+  $('hash-b-label').textContent = hello.worlds > 2 ? `hashes B–${String.fromCharCode(64 + hello.worlds)}` : 'hash B';
   $('inputs').innerHTML = '';
   for (let p = 0; p < hello.players; ++p) $('inputs').appendChild(document.createElement('li'));
   showDivergence(hello.divergence);
@@ -361,6 +365,7 @@ const mix = (a, b, t) => a + (b - a) * t;
 /// first (as outlines), since everywhere else the two are the same.
 function drawWorld(context, world, before, alpha, index, scale) {
   const overlay = index > 0;
+  const other = OVERLAY_COLOURS[(index - 1) % OVERLAY_COLOURS.length];
   const pixel = 1 / scale;
   for (let s = 0; s < world.shapes.length; ++s) {
     const shape = world.shapes[s];
@@ -376,7 +381,7 @@ function drawWorld(context, world, before, alpha, index, scale) {
         context.strokeRect(a, b, c - a, d - b);
         break;
       case SHAPE.spring: case SHAPE.rope:
-        context.strokeStyle = differs ? COLOUR.differs : overlay ? COLOUR.other : shape.kind === SHAPE.spring ? COLOUR.spring : COLOUR.rope;
+        context.strokeStyle = differs ? COLOUR.differs : overlay ? other : shape.kind === SHAPE.spring ? COLOUR.spring : COLOUR.rope;
         context.lineWidth = (shape.kind === SHAPE.rope ? 3 : 1.5) * pixel;
         context.setLineDash(shape.kind === SHAPE.spring ? [4 * pixel, 3 * pixel] : []);
         context.beginPath(); context.moveTo(a, b); context.lineTo(c, d); context.stroke();
@@ -390,7 +395,7 @@ function drawWorld(context, world, before, alpha, index, scale) {
         context.beginPath();
         context.arc(a, b, radius, 0, 2 * Math.PI);
         if (overlay) {
-          context.strokeStyle = differs ? COLOUR.differs : COLOUR.other;
+          context.strokeStyle = differs ? COLOUR.differs : other;
           context.lineWidth = 1.5 * pixel;
           context.stroke();
         } else {
@@ -448,7 +453,9 @@ function report(frame, alpha, transform) {
     $('hash').textContent = world.hash;
     $('hash-note').textContent = world.flags & WORLD_FLAG.mismatch ? 'differs from the recorded hash'
       : world.flags & WORLD_FLAG.recorded ? 'as recorded' : '';
-    if (frame.worlds.length > 1) $('hash-b').textContent = frame.worlds[1].flags & WORLD_FLAG.absent ? '–' : frame.worlds[1].hash;
+    if (frame.worlds.length > 1) {
+      $('hash-b').textContent = frame.worlds.slice(1).map((w) => (w.flags & WORLD_FLAG.absent ? '–' : w.hash)).join(' · ');
+    }
     const items = $('inputs').children;
     for (let p = 0; p < items.length; ++p) items[p].textContent = describeInput(world.inputs[p]);
     document.body.dataset.drawnTick = frame.tick;

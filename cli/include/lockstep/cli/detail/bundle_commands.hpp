@@ -14,6 +14,7 @@
 
 #include "lockstep/cli/command.hpp"
 #include "lockstep/cli/detail/text.hpp"
+#include "lockstep/cli/view/view_protocol.hpp"
 #include "lockstep/engine/runner.hpp"
 #include "lockstep/engine/snapshot.hpp"
 #include "lockstep/replay/diff.hpp"
@@ -145,11 +146,13 @@ void diff_bundle(const replay::EvidenceBundle& bundle, std::size_t max_fields, s
   }
 }
 
-/// `view BUNDLE`: which participant is shown beside the host's group's first: `participant` when
-/// `chosen`, or the first present participant outside that group. (A flag and a number rather
-/// than an optional: g++ 12 at -O3 takes an optional's value for uninitialised here.)
+/// `view BUNDLE`: the host's group's first present participant, then those shown over it:
+/// `participant` when `chosen`, else the first present participant of every other group (the first
+/// view::k_max_view_worlds − 1 of them). (A flag
+/// and a number rather than an optional: g++ 12 at -O3 takes an optional's value for
+/// uninitialised here.)
 template <Simulation S>
-std::pair<std::size_t, std::size_t> view_pair(const replay::EvidenceBundle& bundle, bool chosen, std::uint32_t participant) {
+std::vector<std::size_t> view_participants(const replay::EvidenceBundle& bundle, bool chosen, std::uint32_t participant) {
   const std::vector<BundleGroup> groups = group_by_state(state_keys<S>(bundle), bundle);
   const std::optional<std::size_t> reference = groups.empty() ? std::nullopt : first_present(groups[0], bundle);
   if (!reference) throw CommandError{"no participant of the host's group sent its evidence: nothing to show it by"};
@@ -160,10 +163,14 @@ std::pair<std::size_t, std::size_t> view_pair(const replay::EvidenceBundle& bund
     }
     return {*reference, participant};
   }
-  for (std::size_t g = 1; g < groups.size(); ++g) {
-    if (const std::optional<std::size_t> member = first_present(groups[g], bundle)) return {*reference, *member};
+  std::vector<std::size_t> shown{*reference};
+  for (std::size_t g = 1; g < groups.size() && shown.size() < view::k_max_view_worlds; ++g) {
+    if (const std::optional<std::size_t> member = first_present(groups[g], bundle)) shown.push_back(*member);
   }
-  throw CommandError{"every participant with evidence agrees with the host's: name one to show with --participant N"};
+  if (shown.size() < 2) {
+    throw CommandError{"every participant with evidence agrees with the host's: name one to show with --participant N"};
+  }
+  return shown;
 }
 
 }  // namespace lockstep::cli::detail

@@ -106,6 +106,7 @@ class ReplayView {
     }
     if (first_ > last_) throw CommandError{"the files share no tick to show"};
     draws_.resize(worlds_.size());
+    differs_.resize(worlds_.size());
   }
 
   [[nodiscard]] std::uint64_t first_tick() const { return first_; }
@@ -192,17 +193,22 @@ class ReplayView {
     return &world.player.runner().simulation();
   }
 
-  /// Draws every world at t and marks, from the divergence on, the shapes that differ between
-  /// the two or that the field report names.
+  /// Draws every world at t and marks, from the divergence on, the shapes of each other world
+  /// that differ from the first's or that the field report names; the first world's shapes that
+  /// differ from any other's.
   void mark_differences(std::uint64_t t) {
     for (std::size_t w = 0; w < worlds_.size(); ++w) {
       std::uint64_t hash = 0;
       if (const S* sim = shown(w, t, &hash)) draw_state(*sim, draws_[w]);
       else draws_[w].clear();
+      differs_[w].clear();
     }
-    differs_.clear();
     if (worlds_.size() < 2 || !divergence_ || t < divergence_->tick) return;
-    mark_differing_shapes(draws_[0], draws_[1], divergence_->parts, differs_);
+    for (std::size_t w = 1; w < worlds_.size(); ++w) {
+      mark_differing_shapes(draws_[0], draws_[w], divergence_->parts, differs_[w]);
+      if (differs_[0].size() < differs_[w].size()) differs_[0].resize(differs_[w].size(), 0);
+      for (std::size_t i = 0; i < differs_[w].size(); ++i) differs_[0][i] |= differs_[w][i];
+    }
   }
 
   void add_world(std::size_t w, std::uint64_t t, view::FrameBatchWriter& out) {
@@ -224,7 +230,7 @@ class ReplayView {
         inputs_[i].to_bytes(std::span<std::byte, S::Input::k_bytes>(inputs_bytes_.data() + i * S::Input::k_bytes, S::Input::k_bytes));
       }
     }
-    out.add_world(hash, flags, inputs_bytes_, draws_[w], differs_);
+    out.add_world(hash, flags, inputs_bytes_, draws_[w], differs_[w]);
   }
 
   std::vector<ViewWorld<S>> worlds_;
@@ -232,7 +238,8 @@ class ReplayView {
   std::uint64_t first_ = 0;
   std::uint64_t last_ = 0;
   std::vector<DrawList> draws_;
-  std::vector<std::uint8_t> differs_;  ///< per shape of the first world: 1 when it differs
+  /// Per world, per shape: 1 when it differs (another world against the first; the first against any).
+  std::vector<std::vector<std::uint8_t>> differs_;
   std::vector<typename S::Input> inputs_;
   std::vector<std::byte> inputs_bytes_;
 };
@@ -314,27 +321,36 @@ ReplayView<S> open_view(const ViewOptions& options) {
   return ReplayView<S>(std::move(worlds), std::move(divergence));
 }
 
-/// The worlds of `view BUNDLE`: the evidence of the host's group's first participant beside
-/// another's (view_pair), each replay with that participant's own state at the desync tick.
+/// The worlds of `view BUNDLE`: the evidence of the host's group's first participant overlaid by
+/// one of every other group's (or by the one --participant names: view_participants), each replay
+/// with that participant's own state at the desync tick. The field report shown is the first
+/// pair's; every pair's differing parts are marked.
 template <Simulation S>
 ReplayView<S> open_bundle_view(const ViewOptions& options, const replay::EvidenceBundle& bundle) {
-  const auto [reference, other] = view_pair<S>(bundle, options.participant_option->count() > 0, options.participant);
+  const std::vector<std::size_t> shown =
+      view_participants<S>(bundle, options.participant_option->count() > 0, options.participant);
   std::vector<ViewWorld<S>> worlds;
   std::vector<EvidenceState<S>> states;
-  for (const std::size_t index : {reference, other}) {
+  for (const std::size_t index : shown) {
     ViewWorld<S> world = open_view_world<S>(participant_replay(bundle, index), participant_label(bundle, index), options);
     EvidenceState<S> state = participant_state<S>(bundle, index);
     world.evidence.emplace(state.sim, state.tick);
     worlds.push_back(std::move(world));
     states.push_back(std::move(state));
   }
-  replay::DiffResult result;
-  result.identical = false;
-  result.divergence_tick = result.report_tick = states[0].tick;
-  replay::report_fields(result, states[0].tick, states[0].sim, states[1].sim, std::max(states[0].bytes, states[1].bytes),
-                        options.max_state_mb << 20);
-  if (result.fields.empty() && result.note.empty()) result.identical = true;
-  return ReplayView<S>(std::move(worlds), view_divergence<S>(std::move(result)));
+  std::optional<ViewDivergence> divergence;
+  for (std::size_t w = 1; w < states.size(); ++w) {
+    replay::DiffResult result;
+    result.identical = false;
+    result.divergence_tick = result.report_tick = states[0].tick;
+    replay::report_fields(result, states[0].tick, states[0].sim, states[w].sim, std::max(states[0].bytes, states[w].bytes),
+                          options.max_state_mb << 20);
+    if (result.fields.empty() && result.note.empty()) result.identical = true;
+    std::optional<ViewDivergence> pair = view_divergence<S>(std::move(result));
+    if (!divergence) divergence = std::move(pair);
+    else if (pair) divergence->parts.insert(pair->parts.begin(), pair->parts.end());
+  }
+  return ReplayView<S>(std::move(worlds), std::move(divergence));
 }
 
 template <class Sims>

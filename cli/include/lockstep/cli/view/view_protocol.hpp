@@ -10,7 +10,7 @@
 /// batches (encode below) and further JSON text messages (status, errors).
 ///
 /// A frame batch:
-///   u8 1, u8 worlds (1 or 2), u16 players, u16 input_bytes, u32 frames, then per frame:
+///   u8 1, u8 worlds (1 to k_max_view_worlds), u16 players, u16 input_bytes, u32 frames, then per frame:
 ///     u64 tick, then per world:
 ///       u64 hash, u8 WorldFlags, players × input_bytes inputs,
 ///       f32 min_x, min_y, max_x, max_y, u32 shapes, then per shape:
@@ -37,6 +37,8 @@ inline constexpr std::uint32_t k_max_frames_per_request = 240;
 inline constexpr std::size_t k_max_batch_bytes = 8u << 20;
 /// Shapes drawn per world and frame; a state with more is drawn in part (the first ones).
 inline constexpr std::uint32_t k_max_shapes = 1u << 20;
+/// A replay, two compared, or an evidence bundle's host group and up to 15 others.
+inline constexpr std::uint8_t k_max_view_worlds = 16;
 
 enum class RequestKind : std::uint8_t { frames = 1, keys = 2 };
 
@@ -81,8 +83,8 @@ class FrameBatchWriter {
  public:
   void begin(std::uint8_t worlds, std::uint16_t players, std::uint16_t input_bytes);
   void begin_frame(std::uint64_t tick);
-  /// One world's part of the frame; `differs` (empty, or non-zero per shape that differs from
-  /// the other world) marks shapes.
+  /// One world's part of the frame; `differs` (empty, or non-zero per shape that differs: from
+  /// the first world, or for the first from any other) marks shapes.
   void add_world(std::uint64_t hash, std::uint8_t flags, std::span<const std::byte> inputs, const DrawList& draw,
                  std::span<const std::uint8_t> differs = {});
   void add_absent_world();
