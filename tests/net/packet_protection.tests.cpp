@@ -246,7 +246,7 @@ TEST_CASE("the nonce is the direction as a u32 and the packet number as a u64, b
   unsigned long long out_bytes = 0;
   const auto* u = reinterpret_cast<const unsigned char*>(d.data());
   // The associated data: "LK", the version, then the datagram's header as sent.
-  std::vector<unsigned char> ad = {'L', 'K', 15};
+  std::vector<unsigned char> ad = {'L', 'K', 16};
   ad.insert(ad.end(), u, u + 5);
   REQUIRE(crypto_aead_chacha20poly1305_ietf_decrypt(out.data(), &out_bytes, nullptr, u + 5, d.size() - 5, ad.data(), ad.size(),
                                                     nonce, reinterpret_cast<const unsigned char*>(p.joiner.receive().data())) == 0);

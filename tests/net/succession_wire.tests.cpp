@@ -48,9 +48,16 @@ TEST_CASE("a succession plan round-trips, with and without the host's secrets, a
   secrets.token_key = std::array<std::byte, 32>{};
   secrets.host_id = 1234;
   plan.secrets = secrets;
+  plan.rules = HostRules{true, 5, 700, 4000};
   write_succession(out, h, plan);
   REQUIRE(read_succession(out, 4).ok());
   CHECK(*read_succession(out, 4) == plan);
+  // The rules go with the secrets: the largest ones take 9 bytes.
+  const std::size_t with_secrets = out.size();
+  plan.rules = HostRules{true, k_max_input_tolerance, k_max_rule_ms, k_max_rule_ms};
+  write_succession(out, h, plan);
+  CHECK(out.size() == with_secrets + 3);
+  plan.rules = HostRules{true, 5, 700, 4000};
   // The largest plan fits a datagram with room to spare: 8 IPv6 successors and every secret.
   plan.count = k_max_successors;
   for (std::uint32_t i = 0; i < k_max_successors; ++i) plan.successors[i] = {static_cast<Slot>(i + 1), {true, {}, 1}};
@@ -85,6 +92,20 @@ TEST_CASE("a succession plan round-trips, with and without the host's secrets, a
   CHECK(read_succession(out, 4).drop == DropReason::malformed);
   out.pop_back();
   out[k_sealed_header_bytes + 9] = std::byte{5};  // the first successor's address family: neither 4 nor 6
+  CHECK(read_succession(out, 4).drop == DropReason::malformed);
+
+  // Rules out of bounds, or an unknown rule flag.
+  plan.secrets = HostSecrets{};
+  for (const HostRules& rules : {HostRules{false, k_max_input_tolerance + 1, 1000, 5000}, HostRules{false, 0, 0, 5000},
+                                 HostRules{false, 0, 1000, 0}, HostRules{false, 0, k_max_rule_ms + 1, 5000},
+                                 HostRules{false, 0, 1000, k_max_rule_ms + 1}}) {
+    plan.rules = rules;
+    CHECK(refused(plan, 4));
+  }
+  plan.rules = HostRules{};
+  write_succession(out, h, plan);
+  REQUIRE(read_succession(out, 4).ok());
+  out[out.size() - 6] = std::byte{2};  // the rules' flags (then 1, 2 and 2 bytes of varints)
   CHECK(read_succession(out, 4).drop == DropReason::malformed);
 }
 

@@ -92,8 +92,19 @@ void HostProtocol::send_succession(Connection& c, Instant now) {
   m.count = static_cast<std::uint32_t>(successors_.size());
   std::copy(successors_.begin(), successors_.end(), m.successors.begin());
   m.proof = migration_proof(gate_.migration_secret(), c.slot);
-  if (std::ranges::any_of(successors_, [&](const Successor& s) { return s.slot == c.slot; })) m.secrets = gate_.secrets();
+  if (std::ranges::any_of(successors_, [&](const Successor& s) { return s.slot == c.slot; })) {
+    m.secrets = gate_.secrets();
+    m.rules = rules();
+  }
   send_sealed(c, MessageType::succession, [&](std::vector<std::byte>& out, const Header& h) { write_succession(out, h, m); });
+}
+
+HostRules HostProtocol::rules() const {
+  const auto ms = [](std::chrono::milliseconds d) {
+    return static_cast<std::uint32_t>(std::clamp<std::int64_t>(d.count(), 1, k_max_rule_ms));
+  };
+  return {config_.adaptive_delay, std::min(config_.input_tolerance, k_max_input_tolerance), ms(config_.notify_after),
+          ms(config_.timeout_after)};
 }
 
 bool HostProtocol::stalled(Instant now) {

@@ -1,6 +1,7 @@
 #include "lockstep/net/peer/peer_protocol.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "lockstep/engine/assert.hpp"
 #include "lockstep/engine/hash_hex.hpp"
@@ -289,6 +290,7 @@ void PeerProtocol::handle_relay(std::span<const std::byte> datagram, Instant now
     lead_ = r->lead;
   }
   take_slots(*r);  // first: it may say from which tick this player plays
+  take_handoff_check(*r);
   take_ticks(*r);
   take_acks(*r);
   inputs_decided_ = std::max(inputs_decided_, r->inputs_decided);
@@ -319,6 +321,8 @@ void PeerProtocol::state_taken() {
     // The host compares its hashes again from the state's tick on.
     rewind_to(tick);
     hash_acked_ = hashes_sent_through_ = tick;
+    // A survivor diverged at the handoff goes on from the successor's state.
+    if (handoff_check_ != 0) moved(std::exchange(handoff_check_, 0));
     emit(event::Resynced{parameters().slot, tick, incoming_.size()});
   } else {
     emit(event::StateReceived{tick, incoming_.size()});
@@ -348,6 +352,11 @@ void PeerProtocol::take_ticks(const Relay& r) {
   // relay) or against the neutral inputs.
   const std::uint64_t last = r.first_tick + r.input_ticks - 1;
   if (r.input_ticks == 0 || last <= ticks().known_through() || r.first_tick > ticks().known_through() + 1) return;
+  // The successor relays past the ticks held once its handoff is over; they wait for its check.
+  if (handoff_check_ != 0) {
+    handoff_from_ = 0;
+    return;
+  }
   std::span<const std::byte> reference = neutral_tick_;
   if (r.after_previous && r.first_tick > 1) {
     if (!ticks().known(r.first_tick - 1)) return;

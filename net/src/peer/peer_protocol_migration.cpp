@@ -4,6 +4,7 @@
 // hands the successor the relayed ticks it lacks (net/PROTOCOL.md, "Host migration").
 
 #include <chrono>
+#include <utility>
 
 #include "lockstep/net/io/host_port.hpp"
 #include "lockstep/net/peer/peer_protocol.hpp"
@@ -28,7 +29,12 @@ HostSettings PeerProtocol::successor_settings() const {
   s.input_delay = p.input_delay;
   s.prediction_window = p.prediction_window;
   s.tick_rate_hz = p.tick_rate_hz;
-  s.timeout_after = config_.timeout_after;
+  // The rest as the lost host ran it (the plan carries its rules with its secrets).
+  const HostRules rules = plan_ && plan_->rules ? *plan_->rules : HostRules{};
+  s.adaptive_delay = rules.adaptive_delay;
+  s.input_tolerance = rules.input_tolerance;
+  s.notify_after = std::chrono::milliseconds(rules.notify_ms);
+  s.timeout_after = std::chrono::milliseconds(rules.timeout_ms);
   s.test_key_seed = config_.test_key_seed == 0 ? 0 : config_.test_key_seed ^ 0x5355434345454453ull;  // "SUCCEEDS"
   // Tokens are checked by the successor's own clock.
   s.credentials.unix_seconds = [] {
@@ -106,15 +112,37 @@ void PeerProtocol::handle_resumed(const Header& h, const Welcome& w, Instant now
   last_heard_ = now;
   host_left_ = false;
   path_response_.reset();
-  // Its own inputs go again from the first it keeps (the successor skips those it holds); its
-  // hashes from the first the lost host had not compared.
+  // Its own inputs go again from the first it keeps (the successor skips those it holds).
   first_unacked_ = own_first_;
-  hashes_sent_through_ = hash_acked_;
   handoff_from_ = *w.resumed_through + 1;
   handoff_through_ = ticks().known_through();
+  // The handoff is checked before anything past it is stepped: the successor compares this
+  // player's hash of the last tick it held (sent again if the lost host had compared it), and
+  // relayed ticks past it wait for that comparison. Its other hashes go from the first the lost
+  // host had not compared.
+  const bool checks = parameters().slot != k_no_slot && handoff_through_ >= own_hashes_from();
+  handoff_check_ = checks ? handoff_through_ : 0;
+  if (checks) hash_acked_ = std::min(hash_acked_, handoff_through_ - 1);
+  hashes_sent_through_ = hash_acked_;
   sent(now, now);
   host_slot_ = plan_->successors[next_successor_ - 1].slot;
-  emit(event::HostMigrated{*w.resumed_through, host_slot_, endpoint_text(config_.host), endpoint_text(lost_host_), false});
+  moved_said_ = false;
+  if (!checks) moved(*w.resumed_through);  // else once the check is done
+}
+
+void PeerProtocol::take_handoff_check(const Relay& r) {
+  // The successor compared this player's hash of the tick it held at the move: the handoff is
+  // checked. The same: relayed ticks past it may be stepped. Another: a desync, as any, and nothing
+  // past it is stepped — the session stops, or (resyncing) the successor acknowledges no hash of
+  // this player's from there and sends it its state.
+  if (handoff_check_ == 0 || r.hash_ack < handoff_check_) return;
+  moved(handoff_check_);
+  if (resyncs() || r.desync_tick == 0 || r.desync_tick > handoff_check_) handoff_check_ = 0;
+}
+
+void PeerProtocol::moved(std::uint64_t tick) {
+  if (std::exchange(moved_said_, true)) return;
+  emit(event::HostMigrated{tick, host_slot_, endpoint_text(config_.host), endpoint_text(lost_host_), false});
 }
 
 void PeerProtocol::send_handoff() {

@@ -16,6 +16,7 @@ constexpr std::uint8_t k_open = 1u << 0;
 constexpr std::uint8_t k_player_invite = 1u << 1;
 constexpr std::uint8_t k_spectator_invite = 1u << 2;
 constexpr std::uint8_t k_token_key = 1u << 3;
+constexpr std::uint8_t k_adaptive_delay = 1u << 0;
 
 void write_secrets(ByteWriter& w, const HostSecrets& s) {
   w.bytes(s.host_key_seed);
@@ -28,6 +29,31 @@ void write_secrets(ByteWriter& w, const HostSecrets& s) {
     w.bytes(*s.token_key);
     w.u64(s.host_id);
   }
+}
+
+void write_rules(ByteWriter& w, const HostRules& rules) {
+  w.u8(rules.adaptive_delay ? k_adaptive_delay : 0);
+  varint(w, rules.input_tolerance);
+  varint(w, rules.notify_ms);
+  varint(w, rules.timeout_ms);
+}
+
+HostRules read_rules(WireReader& r) {
+  HostRules rules;
+  const std::uint8_t flags = r.u8();
+  rules.adaptive_delay = (flags & k_adaptive_delay) != 0;
+  const std::uint64_t tolerance = r.varint();
+  const std::uint64_t notify = r.varint();
+  const std::uint64_t timeout = r.varint();
+  if ((flags & ~k_adaptive_delay) != 0 || tolerance > k_max_input_tolerance || notify == 0 || notify > k_max_rule_ms ||
+      timeout == 0 || timeout > k_max_rule_ms) {
+    r.fail();
+    return rules;
+  }
+  rules.input_tolerance = static_cast<std::uint32_t>(tolerance);
+  rules.notify_ms = static_cast<std::uint32_t>(notify);
+  rules.timeout_ms = static_cast<std::uint32_t>(timeout);
+  return rules;
 }
 
 template <std::size_t N>
@@ -69,7 +95,10 @@ void write_succession(std::vector<std::byte>& out, const Header& h, const Succes
   }
   w.bytes(m.proof);
   w.u8(m.secrets ? k_has_secrets : 0);
-  if (m.secrets) write_secrets(w, *m.secrets);
+  if (m.secrets) {
+    write_secrets(w, *m.secrets);
+    write_rules(w, m.rules.value_or(HostRules{}));
+  }
 }
 
 Decoded<Succession> read_succession(std::span<const std::byte> d, std::uint32_t players) {
@@ -96,7 +125,10 @@ Decoded<Succession> read_succession(std::span<const std::byte> d, std::uint32_t 
   m.proof = read_array<k_credential_secret_bytes>(r);
   const std::uint8_t flags = r.u8();
   if ((flags & ~k_has_secrets) != 0) r.fail();
-  if ((flags & k_has_secrets) != 0) m.secrets = read_secrets(r);
+  if ((flags & k_has_secrets) != 0) {
+    m.secrets = read_secrets(r);
+    m.rules = read_rules(r);
+  }
   return finish(r, m);
 }
 

@@ -120,6 +120,10 @@ class HostProtocol final : public LockstepProtocol {
   /// Handshakes whose public-key work the host has done.
   [[nodiscard]] std::uint64_t key_work() const { return gate_.key_work(); }
 
+  /// How it runs the session beyond what the welcome says: its plans carry this to its successors,
+  /// and a successor runs by the rules its plan carried.
+  [[nodiscard]] HostRules rules() const;
+
   /// The host's public key: its challenges name it, and its invite codes carry it.
   [[nodiscard]] const PublicKey& host_key() const { return gate_.host_key().public_key(); }
 

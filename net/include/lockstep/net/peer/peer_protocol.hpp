@@ -151,6 +151,8 @@ class PeerProtocol final : public LockstepProtocol {
   void host_is_back();
   /// The relayed ticks the successor lacks, while it may still lack them.
   void send_handoff();
+  void take_handoff_check(const Relay& r);
+  void moved(std::uint64_t tick);
   /// Ends the protocol with `outcome`, and says so with its event.
   void stop(Outcome outcome, std::string message);
   [[nodiscard]] std::string refusal_text(const Welcome& welcome) const;
@@ -220,6 +222,10 @@ class PeerProtocol final : public LockstepProtocol {
   std::uint64_t host_bye_tick_ = 0;  ///< the last tick the host said it stepped when it left
   std::uint64_t handoff_from_ = 0;   ///< ticks the successor lacks: handoff_from_ … handoff_through_
   std::uint64_t handoff_through_ = 0;
+  /// After a move, the handoff's check: no relayed tick past this one is taken until the
+  /// successor has compared this player's hash of it (0: none pending).
+  std::uint64_t handoff_check_ = 0;
+  bool moved_said_ = false;  ///< its move to the successor is said (event::HostMigrated)
   std::vector<std::byte> handoff_scratch_;
 };
 

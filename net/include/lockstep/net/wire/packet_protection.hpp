@@ -31,7 +31,7 @@ inline constexpr std::size_t k_key_exchange_bytes = 32;  ///< a public key, a se
 inline constexpr std::size_t k_credential_secret_bytes = 32;
 /// The protocol's magic ("LK") and version (15, k_protocol_version): authenticated before every sealed datagram's own
 /// header as associated data, though a sealed datagram does not carry them.
-inline constexpr std::array<std::byte, 3> k_protocol_context = {std::byte{0x4C}, std::byte{0x4B}, std::byte{15}};
+inline constexpr std::array<std::byte, 3> k_protocol_context = {std::byte{0x4C}, std::byte{0x4B}, std::byte{16}};
 /// The longest header sealing authenticates (a connect's clear part with a token).
 inline constexpr std::size_t k_max_authenticated_header = 256;
 

@@ -31,7 +31,7 @@
 namespace lockstep::net {
 
 inline constexpr std::uint16_t k_wire_magic = 0x4B4C;  // "LK" little-endian
-inline constexpr std::uint8_t k_protocol_version = 15;
+inline constexpr std::uint8_t k_protocol_version = 16;
 /// The header of a clear message, and of a sealed one.
 inline constexpr std::size_t k_header_bytes = 7;
 inline constexpr std::size_t k_sealed_header_bytes = 5;
@@ -426,9 +426,20 @@ struct HostSecrets {
   friend bool operator==(const HostSecrets&, const HostSecrets&) = default;
 };
 
+/// How the host runs its session beyond what the welcome says: a successor runs it alike.
+struct HostRules {
+  bool adaptive_delay = false;
+  std::uint32_t input_tolerance = 0;  ///< ticks, 0 (off) … k_max_input_tolerance
+  std::uint32_t notify_ms = 1000;     ///< 1 … k_max_rule_ms
+  std::uint32_t timeout_ms = 5000;    ///< 1 … k_max_rule_ms
+  friend bool operator==(const HostRules&, const HostRules&) = default;
+};
+/// The longest notify or timeout a plan carries (a longer one is carried as this).
+inline constexpr std::uint32_t k_max_rule_ms = 600'000;
+
 /// The host's succession plan for one participant: who succeeds it, in order; the recipient's own
 /// migration proof (the secret of its CredentialKind::migration connect); and, for a successor,
-/// the host's secrets.
+/// the host's secrets and rules.
 struct Succession {
   std::uint32_t version = 0;  ///< not 0; a newer plan has a larger one
   Slot host_slot = k_no_slot; ///< the host's own slot (k_no_slot: a relay host)
@@ -436,6 +447,7 @@ struct Succession {
   std::array<Successor, k_max_successors> successors{};
   CredentialSecret proof{};
   std::optional<HostSecrets> secrets;
+  std::optional<HostRules> rules;  ///< with the secrets, and only with them
   friend bool operator==(const Succession&, const Succession&) = default;
 };
 
