@@ -321,9 +321,18 @@ net::JoinConfig join_config(const JoinFlags& o, net::Role role, std::string* loc
   // A link at FILE counts as there (and is refused as a key), dangling or not: never followed.
   std::error_code missing;
   if (!o.key_file.empty() && std::filesystem::exists(std::filesystem::symlink_status(o.key_file, missing))) {
-    Result<net::Reclaim> key = net::read_reconnect_key(o.key_file);
+    Result<net::ReconnectKey> key = net::read_reconnect_key(o.key_file);
     if (!key) throw CommandError{key.error().message};
-    join.reclaim = key.value();
+    join.reclaim = key->reclaim;
+    // Only the session's host (or a successor, which holds the same key pair) may take the key:
+    // a version-2 file pins the host's key, as an invite does.
+    if (key->host_key && !join.credential.host_key) join.credential.host_key = key->host_key;
+    // Where the key was last written first (the session may have moved to a successor since),
+    // then HOST:PORT.
+    if (key->host && *key->host != join.host && key->host->protocol() == join.host.protocol()) {
+      join.other_hosts.push_back(join.host);
+      join.host = *key->host;
+    }
   }
   return join;
 }
@@ -355,11 +364,13 @@ std::string describe_host(const net::SessionParameters& p, std::uint16_t port, c
 
 std::string describe_join(const std::string& name, const JoinFlags& o, net::Role role, const net::JoinConfig& join,
                           const std::string& local_invite) {
-  return name + ": asking the host at " + o.host + " to join" +
+  // A reclaim asks first where its key was written (the session may have moved), then HOST:PORT.
+  const std::string others = join.other_hosts.empty() ? std::string() : " (where its key was written; then at " + o.host + ")";
+  return name + ": asking the host at " + (join.reclaim ? net::endpoint_text(join.host) : o.host) + " to join" +
          (role == net::Role::player ? (join.reclaim ? " as player " + std::to_string(join.reclaim->slot) + " again, with its key"
                                                     : std::string(" as a player"))
                                     : " as a spectator") +
-         (local_invite.empty() ? std::string() : ", with the invite its host left in " + local_invite);
+         others + (local_invite.empty() ? std::string() : ", with the invite its host left in " + local_invite);
 }
 
 int report(const net::DriveResult& driven, const SessionFlags& o) {

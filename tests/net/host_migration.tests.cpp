@@ -55,6 +55,9 @@ struct Setup {
   bool resync = false;           ///< the host's --on-desync resync
   bool late = false;             ///< a fifth player slot, taken by participant 4 at tick 150
   bool adaptive = false;         ///< the host's --input-delay auto
+  /// Participant 3, once moved, is killed and started again with its reconnect key: told the lost
+  /// host's address, then those its key names (the successor's).
+  bool restart = false;
   net::NetSimConfig faults{};    ///< on every link
 };
 
@@ -65,6 +68,7 @@ struct Migration {
   std::vector<net::Instant> moved_at;  ///< when each one's last HostMigrated came
   net::Instant lost_at{0};
   std::vector<std::size_t> survivors;
+  std::optional<std::size_t> restarted;  ///< participant 3's second process
 };
 
 template <class E>
@@ -107,7 +111,7 @@ void lose_host(Migration& m, const testing::TempDir& dir, const Setup& setup) {
   }
   for (std::size_t i = 1; i < group.size(); ++i) m.survivors.push_back(i);
   // (Room for the late player from the start: it has frames as soon as it joins.)
-  const std::size_t participants = group.size() + (setup.late ? 1 : 0);
+  const std::size_t participants = group.size() + (setup.late ? 1 : 0) + (setup.restart ? 1 : 0);
   m.events.resize(participants);
   m.steps.resize(participants);
   m.moved_at.resize(participants);
@@ -144,6 +148,17 @@ void lose_host(Migration& m, const testing::TempDir& dir, const Setup& setup) {
       if (setup.leave) group[0].session->leave(now);
       else if (setup.cut) group.network().cut(VirtualSessions<WalkerSim>::address(0), now, now + seconds(6), true);
       else group.kill(0);
+    }
+    if (setup.restart && !m.restarted && m.moved_at[3] != net::Instant{0}) {
+      const net::PeerProtocol& peer = *group[3].session->peer_protocol();
+      net::JoinConfig again = join_config();
+      again.reclaim = group[3].session->reclaim();
+      again.credential.host_key = peer.host_key();
+      again.other_hosts = {peer.host()};
+      group.kill(3);
+      m.restarted = group.join(net::Role::player, again, setup.faults, walker_step);  // at the lost host first
+      std::erase(m.survivors, std::size_t{3});
+      m.survivors.push_back(*m.restarted);
     }
     // The successor dies once participant 3 has moved to it: during its handoff, or just after.
     if (setup.lose_successor && !successor_lost && !m.events[3].empty() &&
@@ -405,4 +420,25 @@ TEST_CASE("the host lost while a late player's state is on its way, and the othe
     CHECK(group[i].hashes == group[3].hashes);  // every tick, one hash
   }
   CHECK(group[3].hashes.size() == k_ticks);
+}
+
+TEST_CASE("a survivor killed after its move and started again with its reconnect key reclaims its slot at the successor",
+          "[net][session][migration][reconnect]") {
+  testing::TempDir dir;
+  Migration m;
+  lose_host(m, dir, {.restart = true});
+  REQUIRE(m.restarted);
+  // Told the lost host's address first (with the successor's after it, as from a key file written
+  // after the move), it heard nothing there for the detection time and went on: the successor let
+  // it in with the key it had given, under the lost host's key pair, which the reclaim pinned.
+  const VirtualSessions<WalkerSim>::Participant& again = m.group[*m.restarted];
+  INFO(again.session->result()->message);
+  CHECK(again.session->result()->outcome == Outcome::finished);
+  CHECK(again.session->result()->hash == m.group[2].session->result()->hash);
+  CHECK(again.first_tick() > 200);
+  CHECK(all_of<net::event::StateReceived>(m.events[*m.restarted]).size() == 1);
+  for (const std::size_t i : {std::size_t{1}, std::size_t{2}}) {
+    CHECK(m.group[i].session->result()->outcome == Outcome::finished);
+    CHECK(m.group[i].session->result()->hash == m.group[2].session->result()->hash);
+  }
 }

@@ -91,7 +91,7 @@ std::vector<SecretKind> secret_kinds() {
   token.grant.expires = 1'900'000'000;
   token.grant.client_id = 0x0123456789ABCDEFull;
   return {
-      {"a reconnect key", [](const std::string& p) { return net::write_reconnect_key(p, {0x1234, 2, 0x5678}); },
+      {"a reconnect key", [](const std::string& p) { return net::write_reconnect_key(p, {{0x1234, 2, 0x5678}, std::nullopt, std::nullopt}); },
        [](const std::string& p) { return status_of(net::read_reconnect_key(p)); }, net::ExistingFile::replace,
        "reconnect key"},
       {"a token key", [key](const std::string& p) { return net::write_token_key(p, key); },

@@ -417,7 +417,9 @@ TEST_CASE("four players, one nudged at tick 300: everyone stops there, the host 
 TEST_CASE("the host killed with SIGKILL at tick 400 of 1,200 — a player host, a relay host, and with --rollback 8: "
           "a player takes over, the three survivors finish on one hash, and their recordings are identical and verify",
           "[net][processes][migration]") {
-  // The three sessions at once (twelve processes), each of the arena's 300 bodies at 120 Hz.
+  // The three sessions at once (twelve processes), each of the arena's 300 bodies at 120 Hz. In
+  // the first, a survivor is then killed too and started again with its key file, which names the
+  // successor by then: it reclaims its slot there.
   struct Run {
     std::string name;
     std::vector<std::string> host_flags;
@@ -440,18 +442,48 @@ TEST_CASE("the host killed with SIGKILL at tick 400 of 1,200 — a player host, 
     for (int p = 1; p <= 3; ++p) {
       r.players.push_back(std::make_unique<RunningProcess>(
           k_lockstep, std::vector<std::string>{"join", "127.0.0.1:" + r.port, "--bot", "--record",
-                                               dir.file(r.name + std::to_string(p) + ".lsr")}));
+                                               dir.file(r.name + std::to_string(p) + ".lsr"), "--key",
+                                               dir.file(r.name + std::to_string(p) + ".key")}));
     }
   }
   for (Run& r : runs) {
     REQUIRE(r.players.front()->wait_for_tick(400));
     r.host->signal(SIGKILL);
   }
+  // The first survivor seen to move (not the one that took over) is killed and started again.
+  Run& plain = runs.front();
+  std::optional<std::size_t> moved;
+  for (int wait = 0; !moved && wait < 300; ++wait) {
+    for (std::size_t p = 0; p < plain.players.size() && !moved; ++p) {
+      if (plain.players[p]->wait_for("peer: moved to the host", 100)) moved = p;
+    }
+  }
+  REQUIRE(moved);
+  plain.players[*moved]->signal(SIGKILL);
+  CHECK(plain.players[*moved]->finish().exit_code == 128 + SIGKILL);
+  const std::string again = dir.file("plain-again.lsr");
+  plain.players[*moved] = std::make_unique<RunningProcess>(
+      k_lockstep, std::vector<std::string>{"join", "127.0.0.1:" + plain.port, "--bot", "--record", again, "--key",
+                                           dir.file("plain" + std::to_string(*moved + 1) + ".key")});
   for (Run& r : runs) {
     const ProcessResult host = r.host->finish();
     CHECK(host.exit_code == 128 + SIGKILL);
     std::vector<ProcessResult> survivors;
     for (auto& p : r.players) survivors.push_back(p->finish());
+    if (&r == &plain) {
+      // It went straight to the successor (its key file named it first) and reclaimed its slot.
+      const ProcessResult& back = survivors[*moved];
+      INFO(back.out << back.err);
+      std::smatch asked;
+      REQUIRE(std::regex_search(back.out, asked, std::regex("peer: asking the host at (127\\.0\\.0\\.1:[0-9]+) to join as player [0-9] again")));
+      CHECK(asked[1].str() != "127.0.0.1:" + plain.port);
+      CHECK(std::regex_search(back.out, std::regex("peer: started from the host's state of tick [0-9]+")));
+      CHECK(back.exit_code == 0);
+      CHECK(back.last_line() == survivors[(*moved + 1) % 3].last_line());
+      const ProcessResult replay = run_process(k_lockstep, {"replay", again});
+      CHECK(replay.exit_code == 0);
+      survivors.erase(survivors.begin() + static_cast<std::ptrdiff_t>(*moved));
+    }
     const std::string lost = "(the host at 127.0.0.1:" + r.port + " was lost)";
     int took_over = 0;
     for (const ProcessResult& s : survivors) {
@@ -467,8 +499,10 @@ TEST_CASE("the host killed with SIGKILL at tick 400 of 1,200 — a player host, 
       CHECK_THAT(s.out, Catch::Contains(lost));
     }
     CHECK(took_over == 1);
-    const std::string recording = read_file(dir.file(r.name + "1.lsr"));
+    const int kept = &r == &plain ? static_cast<int>(*moved) + 1 : 0;  // its first recording ends where it was killed
+    const std::string recording = read_file(dir.file(r.name + (kept == 1 ? "2" : "1") + ".lsr"));
     for (int p = 1; p <= 3; ++p) {
+      if (p == kept) continue;
       const std::string name = dir.file(r.name + std::to_string(p) + ".lsr");
       CHECK(read_file(name) == recording);
       const ProcessResult replay = run_process(k_lockstep, {"replay", name});

@@ -9,6 +9,7 @@
 #include "lockstep/engine/bot.hpp"
 #include "lockstep/engine/world.hpp"
 #include "lockstep/net/credentials/reconnect_key.hpp"
+#include "lockstep/net/io/host_port.hpp"
 #include "lockstep/net/session/session.hpp"
 #include "lockstep/replay/evidence_bundle.hpp"
 #include "lockstep/replay/player.hpp"
@@ -426,30 +427,51 @@ TEST_CASE("a long session holds a bounded window of ticks, and a desync late in 
   }
 }
 
-TEST_CASE("a reconnect key file is written whole and read back exactly; anything else is refused in one "
-          "line",
+TEST_CASE("a reconnect key file is written whole and read back exactly, with where to find the session, and "
+          "anything else is refused in one line",
           "[net][reconnect][hostile]") {
   lockstep::testing::TempDir dir;
   const std::string path = dir.file("player.key");
-  const net::Reclaim key{0x0123456789ABCDEFull, 7, 0xFEDCBA9876543210ull};
+  net::PublicKey host_key{};
+  for (std::size_t i = 0; i < host_key.size(); ++i) host_key[i] = static_cast<std::byte>(i * 9);
+  const net::ReconnectKey key{{0x0123456789ABCDEFull, 7, 0xFEDCBA9876543210ull}, host_key, *net::parse_host_port("[::1]:40002")};
   REQUIRE(net::write_reconnect_key(path, key).ok());
   CHECK(lockstep::testing::read_file(path) ==
-        "lockstep reconnect key 1\nsession 0123456789abcdef\nslot 7\nkey fedcba9876543210\n");
+        "lockstep reconnect key 2\nsession 0123456789abcdef\nslot 7\nkey fedcba9876543210\n"
+        "host-key 0009121b242d363f48515a636c757e879099a2abb4bdc6cfd8e1eaf3fc050e17\nhost [::1]:40002\n");
   CHECK((std::filesystem::status(path).permissions() & std::filesystem::perms::others_read) == std::filesystem::perms::none);
-  Result<net::Reclaim> back = net::read_reconnect_key(path);
+  Result<net::ReconnectKey> back = net::read_reconnect_key(path);
   REQUIRE(back.ok());
   CHECK(back.value() == key);
   const std::string good = lockstep::testing::read_file(path);
+  const std::string four = good.substr(0, good.find("host-key "));  // the key's own four lines
+  const std::string key_line = good.substr(four.size(), 74);         // "host-key <64 hex>\n"
+  // Version 1, the four lines alone, is read too (and written for a key with no host): no host.
+  std::ofstream(path, std::ios::trunc) << "lockstep reconnect key 1\n" + four.substr(25);
+  back = net::read_reconnect_key(path);
+  REQUIRE(back.ok());
+  CHECK(back->reclaim == key.reclaim);
+  CHECK_FALSE(back->host);
+  CHECK_FALSE(back->host_key);
+  REQUIRE(net::write_reconnect_key(path, {key.reclaim, std::nullopt, std::nullopt}).ok());
+  CHECK(lockstep::testing::read_file(path) == "lockstep reconnect key 1\n" + four.substr(25));
+  CHECK_FALSE(net::write_reconnect_key(path, {key.reclaim, host_key, std::nullopt}).ok());  // a key without its host
   const auto refused = [&](const std::string& text) {
     std::ofstream(path, std::ios::trunc) << text;
-    const Result<net::Reclaim> r = net::read_reconnect_key(path);
+    const Result<net::ReconnectKey> r = net::read_reconnect_key(path);
     return !r.ok() && r.error().message == "'" + path + "' is not a lockstep reconnect key";
   };
   CHECK(refused(""));
   CHECK(refused(good.substr(0, good.size() - 1)));                   // the last newline cut
   CHECK(refused(good.substr(0, 40)));                                // truncated
-  CHECK(refused(good + "more\n"));                                   // a fifth line
-  CHECK(refused("lockstep reconnect key 2\n" + good.substr(25)));    // another version
+  CHECK(refused(good + "host 10.0.0.1:7777\n"));                     // a seventh line
+  CHECK(refused(four + key_line));                                   // a host key without its host
+  CHECK(refused(four + key_line + "host 10.0.0.1\n"));               // no port
+  CHECK(refused(four + key_line + "host nowhere:7777\n"));           // a name, not an address: never looked up
+  CHECK(refused(four + "host-key 00\nhost 10.0.0.1:7777\n"));        // a host key too short
+  CHECK(refused(four + key_line.substr(0, 9) + std::string(64, 'G') + "\nhost 10.0.0.1:7777\n"));  // not hex
+  CHECK(refused("lockstep reconnect key 1\n" + good.substr(25)));    // version 1 has no host
+  CHECK(refused("lockstep reconnect key 3\n" + good.substr(25)));    // another version
   CHECK(refused(good.substr(0, 25) + "session 0123456789ABCDEF\nslot 7\nkey fedcba9876543210\n"));  // not lowercase
   CHECK(refused(good.substr(0, 25) + "session 0123456789abcde\nslot 7\nkey fedcba9876543210\n"));   // 15 digits
   CHECK(refused(good.substr(0, 50) + "slot 256\nkey fedcba9876543210\n"));  // no such slot

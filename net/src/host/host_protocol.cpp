@@ -196,8 +196,9 @@ void HostProtocol::take_hashes(Connection& c, const Update& u, std::uint64_t num
   if (!c.hashes_anchored) {
     // A survivor's are compared from the first it sends: its hash of the last tick it held (the
     // handoff's check, which it waits for), or the first the lost host had not compared. Those
-    // before were compared by the lost host; this successor may not have stepped them yet.
-    c.hash_through = std::max(c.hash_through, u.hashes_first_tick - 1);  // hashes came: it is 1 or more
+    // before were compared by the lost host; this successor may not have stepped them yet. Never
+    // from past the tick after those it held: no survivor has its hashes go uncompared.
+    c.hash_through = std::max(c.hash_through, std::min(u.hashes_first_tick - 1, *c.resumed_through));
     c.hashes_anchored = true;
   }
   for (std::uint32_t i = 0; i < u.hash_count; ++i) {

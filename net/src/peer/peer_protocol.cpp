@@ -431,6 +431,12 @@ void PeerProtocol::poll(Instant now) {
   last_polled_ = now;
   if (state_ < PeerState::welcomed) {
     if (resuming_ && now - waits_from_ > detect_after()) return next_successor(now);  // it does not answer
+    // No answer where it was told to look first: the session may be elsewhere (a reconnect key's
+    // host, and the one it was given). A host that answered is waited for until the timeout.
+    if (!resuming_ && state_ == PeerState::hello && next_other_host_ < config_.other_hosts.size() &&
+        now - waits_from_ > detect_after()) {
+      return handshake_with(config_.other_hosts[next_other_host_++], now);
+    }
     if (now - waits_from_ > config_.timeout_after) {
       if (!advisory_refusal_.empty()) return stop(Outcome::refused, advisory_refusal_);
       // A host says nothing to a connect it cannot open: a credential it does not take is silence.

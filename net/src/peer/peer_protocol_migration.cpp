@@ -68,20 +68,11 @@ void PeerProtocol::next_successor(Instant now) {
       request(request::TakeOver{});
       return;
     }
-    // A new handshake with the successor: a new key pair, its migration proof as the credential,
-    // and the lost host's key, which only a successor holds.
+    // A new handshake with the successor: its migration proof as the credential, and the lost
+    // host's key, which only a successor holds.
     resuming_ = true;
-    config_.host = endpoint_of(next.address);
     config_.credential = {CredentialKind::migration, plan_->proof, host_key_, {}};
-    ++key_generation_;
-    key_.emplace(key_seed(config_, key_generation_));
-    own_key_ = key_->public_key();
-    candidates_.clear();
-    handshake_.reset();
-    state_ = PeerState::hello;
-    waits_from_ = asked_at_ = now;
-    sent(now, now);
-    return;
+    return handshake_with(endpoint_of(next.address), now);
   }
   // No successor answered: this participant may be the one cut off. It waits for its host again,
   // as it would without a plan, until its timeout (at once if the host said goodbye).
@@ -89,6 +80,18 @@ void PeerProtocol::next_successor(Instant now) {
   host_is_back();
   host_left_ = left;
   successors_tried_ = true;
+}
+
+void PeerProtocol::handshake_with(const Endpoint& host, Instant now) {
+  config_.host = host;
+  ++key_generation_;
+  key_.emplace(key_seed(config_, key_generation_));
+  own_key_ = key_->public_key();
+  candidates_.clear();
+  handshake_.reset();
+  state_ = PeerState::hello;
+  waits_from_ = asked_at_ = now;
+  sent(now, now);
 }
 
 void PeerProtocol::host_is_back() {

@@ -93,6 +93,12 @@ class PeerProtocol final : public LockstepProtocol {
   [[nodiscard]] Duration detect_after() const { return loss_detection(config_.timeout_after); }
   /// The host's latest succession plan, once one came.
   [[nodiscard]] const std::optional<Succession>& succession() const { return plan_; }
+  /// Its host (the one it tries, while it looks for a successor), and the host's public key
+  /// pinned at the welcome (a successor holds the same).
+  [[nodiscard]] const Endpoint& host() const { return config_.host; }
+  [[nodiscard]] const PublicKey& host_key() const { return host_key_; }
+  /// Looking for a successor: its host is not yet one that let it in.
+  [[nodiscard]] bool resuming() const { return resuming_; }
   /// The host that was lost, once it is, and its slot (k_no_slot: a relay host).
   [[nodiscard]] const Endpoint& lost_host() const { return lost_host_; }
   [[nodiscard]] Slot lost_host_slot() const { return host_slot_; }
@@ -152,6 +158,8 @@ class PeerProtocol final : public LockstepProtocol {
   /// The relayed ticks the successor lacks, while it may still lack them.
   void send_handoff();
   void take_handoff_check(const Relay& r);
+  /// A new handshake with `host`: a new key pair, nothing of the last one kept.
+  void handshake_with(const Endpoint& host, Instant now);
   void moved(std::uint64_t tick);
   /// Ends the protocol with `outcome`, and says so with its event.
   void stop(Outcome outcome, std::string message);
@@ -216,6 +224,7 @@ class PeerProtocol final : public LockstepProtocol {
   PublicKey host_key_{};      ///< the host's key, pinned at the welcome: a successor must hold it
   Endpoint lost_host_;        ///< the host lost (and its connection kept until a successor welcomes)
   std::uint32_t next_successor_ = 0;  ///< the plan's next successor to try
+  std::size_t next_other_host_ = 0;   ///< config_.other_hosts' next to try, before any welcome
   bool resuming_ = false;     ///< connecting to a successor
   Slot host_slot_ = k_no_slot;  ///< its host's slot: the plan's, or the successor's it moved to
   bool successors_tried_ = false;  ///< none answered: it waits for its host again, until the timeout

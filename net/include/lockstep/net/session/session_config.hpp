@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lockstep/engine/result.hpp"
 #include "lockstep/net/credentials/connect_token.hpp"
@@ -103,6 +104,10 @@ struct JoinSettings {
   /// A player reclaiming the slot it held in this session (its process was killed, its network
   /// dropped): the claim Session::reclaim() gave after its welcome.
   std::optional<Reclaim> reclaim;
+  /// Where else the session may be, tried in turn when `host` does not let this joiner in within
+  /// the detection time (loss_detection of timeout_after), the last one until the timeout: a
+  /// reconnect key's other hosts (its plan's successors), for a session whose host was lost.
+  std::vector<Endpoint> other_hosts;
 };
 
 /// Where a participant writes what it keeps.

@@ -30,11 +30,43 @@ struct DriverOptions {
   /// How this participant calls itself in its lines: "host", "peer" or "spectator".
   std::string name = "peer";
   NetSimConfig netsim;  ///< only for the "joined … netsim …" line; the socket applies it
-  /// A player's reconnect key file, written once welcomed (empty: none).
+  /// A player's reconnect key file (empty: none), written once welcomed and again when where the
+  /// session can be found changes (KeyFileKeeper).
   std::string key_file;
   /// Called once every loop, after the frame's datagrams are sent (a program's own display and
   /// controls: the command line's `--view` page). It may read the session, never change it.
   std::function<void()> each_loop;
+};
+
+/// Keeps a player's reconnect key file up to date: written once welcomed, and again when the
+/// player has moved to a successor (a new host, and a new key from it): a process started later
+/// with it finds the session where it is now. Written whole each time; a failed write is tried
+/// again on the next call.
+class KeyFileKeeper {
+ public:
+  explicit KeyFileKeeper(std::string path) : path_(std::move(path)) {}
+  /// Writes the file if it is due; a line to log (the first write, or the first failure), or "".
+  template <Simulation S>
+  std::string keep(const Session<S>& session, const std::string& name) {
+    const PeerProtocol* peer = session.peer_protocol();
+    const std::optional<Reclaim> reclaim = peer != nullptr ? peer->reclaim() : std::nullopt;
+    if (path_.empty() || !reclaim || peer->resuming()) return {};
+    if (written_ && written_->reclaim == *reclaim && written_->host == peer->host()) return {};
+    const ReconnectKey key{*reclaim, peer->host_key(), peer->host()};
+    const Status written = write_reconnect_key(path_, key);
+    if (written) {
+      const bool first = !written_;
+      written_ = key;
+      return first ? name + ": reconnect key written to " + path_ : std::string();
+    }
+    if (failed_++ > 0) return {};
+    return name + ": " + written.error().message + "; a restart cannot reclaim this slot";
+  }
+
+ private:
+  std::string path_;
+  std::optional<ReconnectKey> written_;
+  std::uint64_t failed_ = 0;
 };
 
 /// How a driven session ended: the session's result, and the signal that stopped it (or 0).
@@ -107,6 +139,7 @@ DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_contex
   session.set_step_clock(&thread_cpu_time);
   Instant last_line = clock.now();
   NetStats last_stats = session.stats();
+  KeyFileKeeper key_file(options.key_file);
   std::chrono::steady_clock::duration sleep{0};
   while (!session.ended()) {
     io.run_one_for(sleep);  // the first datagram to arrive, or nothing for `sleep`
@@ -132,14 +165,8 @@ DriveResult drive(Session<S>& session, UdpSocket& socket, boost::asio::io_contex
       const std::string line = describe_event(event, options.name, session.parameters(),
                                                       static_cast<std::uint64_t>(countdown_ms), options.netsim);
       if (!line.empty()) options.log(line);
-      if (is<event::Welcomed>(event) && !options.key_file.empty()) {
-        if (const std::optional<Reclaim> key = session.reclaim()) {
-          const Status written = write_reconnect_key(options.key_file, *key);
-          options.log(options.name + (written ? ": reconnect key written to " + options.key_file
-                                              : ": " + written.error().message + "; a restart cannot reclaim this slot"));
-        }
-      }
     }
+    if (const std::string line = key_file.keep(session, options.name); !line.empty()) options.log(line);
     if (const std::optional<std::string> stopped = session.take_broadcast_stopped()) {
       options.log(options.name + ": the broadcast stopped: " + *stopped + "; the session goes on");
     }
