@@ -31,12 +31,7 @@ TEST_CASE("a session of 256 players agrees on every tick, and its wire stays wit
   config.players = players;
   config.arena.bodies = 40;
   config.substeps = 2;
-  auto bot = [] {
-    return [bot = std::optional<Bot>()](std::uint32_t slot, std::uint64_t) mutable {
-      if (!bot) bot.emplace(3, slot);
-      return bot->next();
-    };
-  };
+  const auto bot = testing::world_bot;
   net::HostConfig host = host_config(ticks);
   host.timeout_after = std::chrono::milliseconds(10'000);
   REQUIRE(group.host(config, 3, host, {}, bot()).ok());

@@ -388,12 +388,7 @@ TEST_CASE("the host lost while a late player's state is on its way, and the othe
   slow.delay_ms = 20;
   net::HostConfig host = host_config(k_ticks);
   host.start_with = 4;
-  const auto bot = [] {
-    return [bot = std::optional<Bot>()](std::uint32_t slot, std::uint64_t) mutable {
-      if (!bot) bot.emplace(3, slot);
-      return bot->next();
-    };
-  };
+  const auto bot = testing::world_bot;
   REQUIRE(group.host(config, 3, host, slow, bot()).ok());
   for (int i = 1; i <= 3; ++i) group.join(net::Role::player, join_config(), slow, bot());
   std::optional<std::size_t> late;

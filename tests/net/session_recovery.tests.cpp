@@ -340,12 +340,7 @@ TEST_CASE("resyncing a world of 300 bodies: its state crosses in many pieces thr
   lossy.loss = 0.1;
   lossy.delay_ms = 10;
   lossy.jitter_ms = 5;
-  auto bot = [] {
-    return [bot = std::optional<Bot>()](std::uint32_t slot, std::uint64_t) mutable {
-      if (!bot) bot.emplace(3, slot);
-      return bot->next();
-    };
-  };
+  const auto bot = testing::world_bot;
   net::HostConfig host = host_config(600);
   host.resync = true;
   lockstep::testing::TempDir dir;

@@ -229,12 +229,7 @@ TEST_CASE("a spectator joining a session under way starts from the host's state,
   lossy.delay_ms = 20;
   lossy.jitter_ms = 10;
   lossy.seed = 1;
-  auto bot = [] {
-    return [bot = std::optional<Bot>()](std::uint32_t slot, std::uint64_t) mutable {
-      if (!bot) bot.emplace(3, slot);
-      return bot->next();
-    };
-  };
+  const auto bot = testing::world_bot;
   REQUIRE(group.host(config, 3, host_config(600, 4), lossy, bot()).ok());
   lossy.seed = 2;
   group.join(net::Role::player, join_config(), lossy, bot());
@@ -634,12 +629,7 @@ TEST_CASE("at most 40 bytes of sealed payload per tick each way and a datagram a
   WorldConfig config = default_world_config(Scene::arena);
   config.players = 4;
   config.arena.bodies = 40;
-  auto bot = [] {
-    return [bot = std::optional<Bot>()](std::uint32_t slot, std::uint64_t) mutable {
-      if (!bot) bot.emplace(3, slot);
-      return bot->next();
-    };
-  };
+  const auto bot = testing::world_bot;
   REQUIRE(group.host(config, 3, host_config(1200), {}, bot()).ok());
   for (int i = 0; i < 3; ++i) group.join(net::Role::player, join_config(), {}, bot());
   REQUIRE(group.run(seconds(60)));

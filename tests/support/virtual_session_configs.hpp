@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
+#include "lockstep/engine/bot.hpp"
 #include "lockstep/net/session/session_config.hpp"
 
 namespace lockstep::testing {
@@ -25,6 +27,14 @@ inline net::JoinConfig join_config() {
   net::JoinConfig j;
   j.timeout_after = std::chrono::milliseconds(3000);
   return j;
+}
+
+/// A World participant's input: the built-in Bot of seed 3 for its slot, made on its first tick.
+inline auto world_bot() {
+  return [bot = std::optional<Bot>()](std::uint32_t slot, std::uint64_t) mutable {
+    if (!bot) bot.emplace(3, slot);
+    return bot->next();
+  };
 }
 
 }  // namespace lockstep::testing
